@@ -1,0 +1,12 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/worker', '<rootDir>/xvfb'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  globalSetup: '<rootDir>/worker/test/helpers/global-setup.ts',
+  testTimeout: 120000,
+  // Real browsers and displays: one file at a time keeps a 2-core machine honest.
+  maxWorkers: 1,
+  verbose: true,
+};

@@ -1,0 +1,51 @@
+import path from 'node:path';
+import express from 'express';
+import type { Navigator } from './browser/navigator';
+import { Authenticator } from './http/auth';
+import { docsRouter } from './http/docs';
+import { errorHandler, notFound } from './http/error-handler';
+import { buildOpenApi } from './http/openapi';
+import type { RequestTracker } from './http/request-tracker';
+import type { RouteDef } from './http/route';
+import { mount } from './http/route';
+import type { Logger } from './log/logger';
+import { opsRoutes } from './routes/ops';
+import type { SystemDeps } from './routes/system';
+import { systemRoutes } from './routes/system';
+
+export const BODY_LIMIT = '1mb';
+
+export interface AppDeps extends SystemDeps {
+  navigator: Navigator;
+  tracker: RequestTracker;
+  serviceKey: string | null;
+  logger: Logger;
+  version: string;
+}
+
+export function allRoutes(deps: AppDeps): RouteDef[] {
+  return [...systemRoutes(deps), ...opsRoutes(deps.navigator)];
+}
+
+/** The HTTP application, apart from any listener (tests and main both use it). */
+export function createApp(deps: AppDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(deps.tracker.middleware());
+  // Any content type is read as JSON: `curl -d '{…}'` without a header still works.
+  app.use(express.json({ limit: BODY_LIMIT, type: () => true, strict: true }));
+  const routes = allRoutes(deps);
+  const api = express.Router();
+  mount(api, routes, deps.navigator, new Authenticator(deps.serviceKey));
+  app.use(api);
+  let openApi: Record<string, unknown> | null = null;
+  app.use(docsRouter(() => (openApi ??= buildOpenApi(routes, deps.version))));
+  app.use(
+    '/',
+    express.static(path.join(deps.repoRoot, 'worker', 'panel'), { index: 'index.html' }),
+  );
+  app.use('/api', notFound);
+  app.use(errorHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,95 @@
+import { Locked } from '../errors';
+import { randomHex, safeEqual } from '../util';
+
+export const DEFAULT_LEASE_TTL_S = 300;
+export const MAX_LEASE_TTL_S = 3600;
+
+interface Lease {
+  token: string;
+  ttlS: number;
+  expiresAt: number;
+}
+
+/**
+ * Exclusive page leases. A lease lasts `ttl` seconds after the last call that used it; an
+ * expired lease is simply absent.
+ */
+export class LeaseTable {
+  private readonly leases = new Map<string, Lease>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  private current(pageId: string): Lease | null {
+    const lease = this.leases.get(pageId);
+    if (!lease) return null;
+    if (lease.expiresAt <= this.now()) {
+      this.leases.delete(pageId);
+      return null;
+    }
+    return lease;
+  }
+
+  isLeased(pageId: string): boolean {
+    return this.current(pageId) !== null;
+  }
+
+  expiresIn(pageId: string): number | null {
+    const lease = this.current(pageId);
+    return lease ? (lease.expiresAt - this.now()) / 1000 : null;
+  }
+
+  /** Takes the lease, or renews it for its holder with a new ttl; 423 for anyone else. */
+  acquire(pageId: string, presented: string | undefined, ttlS: number): Lease {
+    const lease = this.current(pageId);
+    if (lease) {
+      if (!presented || !safeEqual(presented, lease.token)) {
+        throw new Locked('Page is leased by another client', pageId);
+      }
+      lease.ttlS = ttlS;
+      lease.expiresAt = this.now() + ttlS * 1000;
+      return lease;
+    }
+    const fresh = { token: randomHex(16), ttlS, expiresAt: this.now() + ttlS * 1000 };
+    this.leases.set(pageId, fresh);
+    return fresh;
+  }
+
+  /**
+   * Gate for every call on a page: passes when the page is not leased, renews and passes for
+   * the holder, 423 otherwise. Returns whether a lease was used.
+   */
+  check(pageId: string, presented: string | undefined): boolean {
+    const lease = this.current(pageId);
+    if (!lease) return false;
+    if (!presented) throw new Locked('Page is leased: send its token in X-Lease', pageId);
+    if (!safeEqual(presented, lease.token)) {
+      throw new Locked('Page is leased by another client (X-Lease does not match)', pageId);
+    }
+    lease.expiresAt = this.now() + lease.ttlS * 1000;
+    return true;
+  }
+
+  /** Renews without checking, after a call that passed `check` finishes. */
+  touch(pageId: string, presented: string | undefined): void {
+    const lease = this.current(pageId);
+    if (lease && presented && safeEqual(presented, lease.token)) {
+      lease.expiresAt = this.now() + lease.ttlS * 1000;
+    }
+  }
+
+  release(pageId: string, presented: string | undefined): void {
+    const lease = this.current(pageId);
+    if (!lease || !presented || !safeEqual(presented, lease.token)) {
+      throw new Locked('X-Lease does not hold a lease on this page', pageId);
+    }
+    this.leases.delete(pageId);
+  }
+
+  forget(pageId: string): void {
+    this.leases.delete(pageId);
+  }
+
+  clear(): void {
+    this.leases.clear();
+  }
+}

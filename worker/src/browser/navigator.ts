@@ -1,0 +1,154 @@
+import type { Browser } from 'puppeteer-core';
+import { NotInitialized } from '../errors';
+import type { Logger } from '../log/logger';
+import { launchBrowser } from './launch';
+import { LeaseTable } from './leases';
+import type { PoolHooks } from './page-pool';
+import { MAX_PAGES, PagePool } from './page-pool';
+
+export interface NavigatorOptions {
+  executablePath: string;
+  profileDir: string;
+  display: string | null;
+  slowmoMs: number;
+  logger: Logger;
+  hooks?: PoolHooks;
+}
+
+export interface NavigatorStatus {
+  initialized: boolean;
+  browser_context_active: boolean;
+  page_pool_active: boolean;
+  max_pages: number;
+  slowmo: number;
+  page_count: number | null;
+  available_pages: number | null;
+}
+
+const RELAUNCH_DELAY_MS = 1_000;
+
+/** Owns the browser process and the pool on top of it; start, stop and restart per SPEC. */
+export class Navigator {
+  private browser: Browser | null = null;
+  private pool: PagePool | null = null;
+  private running = false;
+  private queue: Promise<unknown> = Promise.resolve();
+  readonly leases = new LeaseTable();
+
+  constructor(private readonly opts: NavigatorOptions) {}
+
+  get initialized(): boolean {
+    return this.running && this.browser !== null && this.pool !== null;
+  }
+
+  get slowmoMs(): number {
+    return this.opts.slowmoMs;
+  }
+
+  /** The pool, or 500 when the navigator is not up. */
+  requirePool(): PagePool {
+    if (!this.initialized || !this.pool) throw new NotInitialized();
+    return this.pool;
+  }
+
+  /** The browser's main process id, for counting and for the waker's samples. */
+  get browserPid(): number | null {
+    return this.browser?.process()?.pid ?? null;
+  }
+
+  status(): NavigatorStatus {
+    const pool = this.initialized ? this.pool : null;
+    const stopped = !this.running;
+    const available = pool
+      ? pool.list().filter((p) => p.state === 'idle' && !this.leases.isLeased(p.id)).length
+      : null;
+    return {
+      initialized: this.initialized,
+      browser_context_active: this.browser?.connected ?? false,
+      page_pool_active: pool !== null,
+      max_pages: MAX_PAGES,
+      slowmo: this.opts.slowmoMs,
+      page_count: pool ? pool.size : stopped ? 0 : null,
+      available_pages: pool ? available : stopped ? 0 : null,
+    };
+  }
+
+  /** Starts the browser; when it is running, closes it first (all pages are lost). */
+  start(): Promise<void> {
+    return this.serial(async () => {
+      await this.shutdownBrowser();
+      this.running = true;
+      try {
+        await this.launch();
+      } catch (err) {
+        this.running = false;
+        throw err;
+      }
+    });
+  }
+
+  stop(): Promise<void> {
+    return this.serial(async () => {
+      this.running = false;
+      await this.shutdownBrowser();
+    });
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async launch(): Promise<void> {
+    const started = Date.now();
+    const browser = await launchBrowser(this.opts);
+    this.browser = browser;
+    this.pool = new PagePool(browser, this.opts.hooks);
+    this.opts.logger.info('browser started', {
+      pid: browser.process()?.pid,
+      ms: Date.now() - started,
+    });
+    browser.once('disconnected', () => {
+      if (this.browser !== browser) return;
+      this.opts.logger.warn('browser disconnected unexpectedly; relaunching');
+      this.discard();
+      setTimeout(() => {
+        if (!this.running || this.browser) return;
+        this.serial(async () => {
+          if (this.running && !this.browser) await this.launch();
+        }).catch((err: unknown) => this.opts.logger.error('relaunch failed', { err }));
+      }, RELAUNCH_DELAY_MS).unref();
+    });
+  }
+
+  private discard(): void {
+    this.pool?.closeAll().catch(() => undefined);
+    this.pool = null;
+    this.browser = null;
+    this.leases.clear();
+  }
+
+  private async shutdownBrowser(): Promise<void> {
+    const browser = this.browser;
+    const pool = this.pool;
+    this.browser = null;
+    this.pool = null;
+    this.leases.clear();
+    if (!browser) return;
+    const proc = browser.process();
+    await pool?.closeAll().catch(() => undefined);
+    await Promise.race([
+      browser.close().catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, 5_000)),
+    ]);
+    // Whatever did not exit politely goes with its whole process group.
+    if (proc?.pid && proc.exitCode === null) {
+      try {
+        process.kill(-proc.pid, 'SIGKILL');
+      } catch {
+        proc.kill('SIGKILL');
+      }
+    }
+  }
+}

@@ -1,0 +1,106 @@
+import type { Browser } from 'puppeteer-core';
+import { BadRequest, PageNotFound } from '../errors';
+import { randomHex } from '../util';
+import type { PageState } from './managed-page';
+import { ManagedPage, PAGE_STATES } from './managed-page';
+
+/** The pool cap: a constant of the product, not an environment setting. */
+export const MAX_PAGES = 5;
+const PROBE_INTERVAL_MS = 2_000;
+
+export interface PoolHooks {
+  /** Called for every page the pool opens, before it is handed out (network capture, counters). */
+  onPageCreated?: (page: ManagedPage) => void | Promise<void>;
+  onPageClosed?: (pageId: string) => void;
+}
+
+/** Owns every pooled page: ids, the cap, health probes and closing. */
+export class PagePool {
+  private readonly pages = new Map<string, ManagedPage>();
+  private readonly creating = new Set<string>();
+  private readonly probeTimer: NodeJS.Timeout;
+
+  constructor(
+    private readonly browser: Browser,
+    private readonly hooks: PoolHooks = {},
+  ) {
+    this.probeTimer = setInterval(() => this.probeAll(), PROBE_INTERVAL_MS);
+    this.probeTimer.unref();
+  }
+
+  get size(): number {
+    return this.pages.size;
+  }
+
+  list(): ManagedPage[] {
+    return [...this.pages.values()];
+  }
+
+  has(id: string): boolean {
+    return this.pages.has(id);
+  }
+
+  get(id: string): ManagedPage {
+    const page = this.pages.get(id);
+    if (!page) throw new PageNotFound(id);
+    return page;
+  }
+
+  countByState(): Record<PageState, number> {
+    const counts = Object.fromEntries(PAGE_STATES.map((s) => [s, 0])) as Record<PageState, number>;
+    for (const p of this.pages.values()) counts[p.state] += 1;
+    return counts;
+  }
+
+  async create(requestedId: string | null): Promise<ManagedPage> {
+    const id = requestedId ?? this.generateId();
+    if (this.pages.has(id) || this.creating.has(id)) {
+      throw new BadRequest(`Page ${id} already exists`, id);
+    }
+    if (this.pages.size + this.creating.size >= MAX_PAGES) {
+      throw new BadRequest(`Page pool is full (${MAX_PAGES} pages); destroy one first`, id);
+    }
+    this.creating.add(id);
+    try {
+      const page = await this.browser.newPage();
+      const cdp = await page.createCDPSession();
+      const info = (await cdp.send('Target.getTargetInfo')) as { targetInfo: { targetId: string } };
+      const managed = new ManagedPage(id, page, cdp, info.targetInfo.targetId);
+      await this.hooks.onPageCreated?.(managed);
+      this.pages.set(id, managed);
+      return managed;
+    } finally {
+      this.creating.delete(id);
+    }
+  }
+
+  async destroy(id: string): Promise<void> {
+    const page = this.get(id);
+    this.pages.delete(id);
+    this.hooks.onPageClosed?.(id);
+    await page.close();
+  }
+
+  async closeAll(): Promise<void> {
+    clearInterval(this.probeTimer);
+    const all = this.list();
+    this.pages.clear();
+    await Promise.all(
+      all.map(async (p) => {
+        this.hooks.onPageClosed?.(p.id);
+        await p.close();
+      }),
+    );
+  }
+
+  private probeAll(): void {
+    for (const page of this.pages.values()) page.probe();
+  }
+
+  private generateId(): string {
+    let id: string;
+    do id = `page-${randomHex(4)}`;
+    while (this.pages.has(id) || this.creating.has(id));
+    return id;
+  }
+}

@@ -1,0 +1,143 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Joi from 'joi';
+
+/** Everything the worker reads from its environment, validated once at start. */
+export interface Config {
+  host: string;
+  port: number;
+  serviceKey: string | null;
+  personaDir: string | null;
+  profileDir: string;
+  slowmoMs: number;
+  wakerUrl: string;
+  healthTimeoutS: number;
+  visionKeyPaga: string | null;
+  visionKeyGratis: string | null;
+  chromePath: string | null;
+  display: string | null;
+  vncPort: number | null;
+  /** Where `.update-trigger` lives and, without a persona, the request log. */
+  repoRoot: string;
+  /** Folder holding `requests/`: the persona folder, else the repository root. */
+  dataDir: string;
+}
+
+export class ConfigError extends Error {}
+
+const optionalString = Joi.string().allow('').empty('');
+
+const schema = Joi.object({
+  HOST: Joi.string().default('0.0.0.0'),
+  PORT: Joi.number().integer().min(0).max(65535).default(5000),
+  SERVICE_KEY: optionalString,
+  PERSONA_DIR: optionalString,
+  BROWSER_PROFILE: Joi.string().default('./browser-profile'),
+  BROWSER_SLOWMO: Joi.number().integer().min(0).max(60000).default(200),
+  WAKER_PORT: Joi.number().integer().min(1).max(65535).default(4900),
+  WAKER_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  HEALTH_TIMEOUT: Joi.number().positive().default(90),
+  UPDATE_INTERVAL: Joi.number().positive().default(10),
+  METRICS_INTERVAL: Joi.number().positive().default(15),
+  METRICS_WINDOW: Joi.number().positive().default(600),
+  VISION_API_KEY_PAGA: optionalString,
+  VISION_API_KEY_GRATIS: optionalString,
+  CHROME_PATH: optionalString,
+  DISPLAY: optionalString,
+  VNC_PORT: Joi.number().integer().min(1).max(65535),
+})
+  .unknown(true)
+  .prefs({ convert: true, abortEarly: true });
+
+/** Parses `KEY=value` lines; `#` comments, blank lines, optional `export ` and quotes. */
+export function parseEnvFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#')) continue;
+    const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
+    if (!m) continue;
+    let value = m[2] ?? '';
+    const quoted = /^(['"])(.*)\1$/.exec(value);
+    if (quoted) value = quoted[2] ?? '';
+    else value = value.replace(/\s+#.*$/, '');
+    out[m[1] as string] = value;
+  }
+  return out;
+}
+
+function readEnvFile(file: string): Record<string, string> {
+  try {
+    return parseEnvFile(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new ConfigError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Layers: `.env` at the repository root, then `PERSONA_DIR/persona.env` on top; the process
+ * environment wins over both, so a caller (the waker, a test) can always override a file.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv, repoRoot: string): Config {
+  const base = readEnvFile(path.join(repoRoot, '.env'));
+  const personaDirRaw = env.PERSONA_DIR ?? base.PERSONA_DIR;
+  const persona = personaDirRaw
+    ? readEnvFile(path.join(path.resolve(repoRoot, personaDirRaw), 'persona.env'))
+    : {};
+  const merged: Record<string, string | undefined> = { ...base, ...persona, ...env };
+  const { value, error } = schema.validate(merged);
+  if (error) {
+    const detail = error.details[0];
+    const name = detail?.path.join('.') ?? 'environment';
+    throw new ConfigError(`invalid ${name}: ${detail?.message ?? error.message}`);
+  }
+  const v = value as Record<string, unknown>;
+  const str = (k: string): string | null => (typeof v[k] === 'string' ? (v[k] as string) : null);
+  const personaDir = str('PERSONA_DIR')
+    ? path.resolve(repoRoot, str('PERSONA_DIR') as string)
+    : null;
+  if (personaDir && !fs.existsSync(personaDir)) {
+    throw new ConfigError(`invalid PERSONA_DIR: folder ${personaDir} does not exist`);
+  }
+  return {
+    host: v.HOST as string,
+    port: v.PORT as number,
+    serviceKey: str('SERVICE_KEY'),
+    personaDir,
+    profileDir: personaDir
+      ? path.join(personaDir, 'profile')
+      : path.resolve(repoRoot, v.BROWSER_PROFILE as string),
+    slowmoMs: v.BROWSER_SLOWMO as number,
+    wakerUrl: str('WAKER_URL') ?? `http://127.0.0.1:${v.WAKER_PORT as number}`,
+    healthTimeoutS: v.HEALTH_TIMEOUT as number,
+    visionKeyPaga: str('VISION_API_KEY_PAGA'),
+    visionKeyGratis: str('VISION_API_KEY_GRATIS'),
+    chromePath: str('CHROME_PATH'),
+    display: str('DISPLAY'),
+    vncPort: typeof v.VNC_PORT === 'number' ? v.VNC_PORT : null,
+    repoRoot,
+    dataDir: personaDir ?? repoRoot,
+  };
+}
+
+/** The repository root: the nearest folder above `from` whose package.json is ours. */
+export function findRepoRoot(from: string): string {
+  let dir = from;
+  for (;;) {
+    const pkg = path.join(dir, 'package.json');
+    if (fs.existsSync(pkg)) {
+      try {
+        if (
+          (JSON.parse(fs.readFileSync(pkg, 'utf8')) as { name?: string }).name === 'persona-browser'
+        )
+          return dir;
+      } catch {
+        /* not ours; keep climbing */
+      }
+    }
+    const up = path.dirname(dir);
+    if (up === dir) return process.cwd();
+    dir = up;
+  }
+}

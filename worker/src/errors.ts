@@ -1,0 +1,73 @@
+/**
+ * The small error hierarchy that the one error middleware maps to SPEC's envelopes.
+ * Errors never log themselves; the middleware logs once.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly pageId: string | null = null,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequest extends ApiError {
+  constructor(message: string, pageId: string | null = null) {
+    super(400, message, pageId);
+  }
+}
+
+export class NotFound extends ApiError {
+  constructor(message: string, pageId: string | null = null) {
+    super(404, message, pageId);
+  }
+}
+
+export class PageNotFound extends NotFound {
+  constructor(pageId: string) {
+    super('Page not found', pageId);
+  }
+}
+
+export class Timeout extends ApiError {
+  constructor(message: string, pageId: string | null = null) {
+    super(408, message, pageId);
+  }
+}
+
+export class Busy extends ApiError {
+  constructor(message: string, pageId: string | null = null) {
+    super(409, message, pageId);
+  }
+}
+
+export class PayloadTooLarge extends ApiError {
+  constructor(message: string) {
+    super(413, message, null);
+  }
+}
+
+export class Locked extends ApiError {
+  constructor(message: string, pageId: string | null = null) {
+    super(423, message, pageId);
+  }
+}
+
+export class NotInitialized extends ApiError {
+  constructor(message = 'Navigator or page pool not initialized') {
+    super(500, message, null);
+  }
+}
+
+/** A browser-level failure: answered as HTTP 200 with `success: false` (SPEC, general behaviour 3). */
+export class BrowserFailure extends ApiError {
+  constructor(message: string, pageId: string | null = null) {
+    super(200, message, pageId);
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,65 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { ApiError } from '../errors';
+import type { Logger } from '../log/logger';
+import { AuthError } from './auth';
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  limit?: number;
+}
+
+function pageIdOf(params: unknown): string | null {
+  const id = (params as { page_id?: unknown } | undefined)?.page_id;
+  return typeof id === 'string' ? id : null;
+}
+
+/** Unknown routes under the API answer with the envelope, not an HTML page. */
+export const notFound: RequestHandler = (req, res) => {
+  res
+    .status(404)
+    .json({ success: false, error: `No route ${req.method} ${req.path}`, page_id: null });
+};
+
+/** The one place errors become responses, and the one place they are logged. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    if (err instanceof AuthError) {
+      res.status(err.status).json({ detail: err.detail });
+      return;
+    }
+    const pageId = pageIdOf(req.params);
+    if (err instanceof ApiError) {
+      if (err.status >= 500) logger.error('request failed', { path: req.path, error: err.message });
+      res
+        .status(err.status)
+        .json({ success: false, error: err.message, page_id: err.pageId ?? pageId });
+      return;
+    }
+    const parser = err as BodyParserError;
+    if (parser.type === 'entity.too.large') {
+      res.status(413).json({
+        success: false,
+        error: `Request body too large (limit ${parser.limit ?? 0} bytes)`,
+        page_id: pageId,
+      });
+      return;
+    }
+    if (parser.type === 'entity.parse.failed') {
+      res.status(400).json({ success: false, error: 'Malformed JSON body', page_id: pageId });
+      return;
+    }
+    if (typeof parser.status === 'number' && parser.status >= 400 && parser.status < 500) {
+      res
+        .status(parser.status)
+        .json({ success: false, error: (err as Error).message, page_id: pageId });
+      return;
+    }
+    logger.error('unexpected error', { path: req.path, err });
+    res.status(500).json({ success: false, error: 'Internal server error', page_id: pageId });
+  };
+}

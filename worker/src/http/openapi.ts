@@ -1,0 +1,95 @@
+import type Joi from 'joi';
+import j2s from 'joi-to-swagger';
+import type { RouteDef } from './route';
+import { authError, errorEnvelope } from './schemas';
+
+type Json = Record<string, unknown>;
+
+const toSchema = (schema: Joi.Schema): Json => j2s(schema).swagger as Json;
+
+/** Express `:name` segments become OpenAPI `{name}`. */
+export const openApiPath = (expressPath: string): string => expressPath.replace(/:(\w+)/g, '{$1}');
+
+function parameters(route: RouteDef): Json[] {
+  const out: Json[] = [];
+  for (const m of route.path.matchAll(/:(\w+)/g)) {
+    out.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } });
+  }
+  if (route.page === 'leased') {
+    out.push({
+      name: 'X-Lease',
+      in: 'header',
+      required: false,
+      description: 'lease token, required while the page is leased',
+      schema: { type: 'string' },
+    });
+  }
+  if (route.query) {
+    const q = toSchema(route.query) as { properties?: Record<string, Json>; required?: string[] };
+    for (const [name, schema] of Object.entries(q.properties ?? {})) {
+      out.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema });
+    }
+  }
+  return out;
+}
+
+function responses(route: RouteDef): Json {
+  const json = (schema: Json, description: string): Json => ({
+    description,
+    content: { 'application/json': { schema } },
+  });
+  const err = { $ref: '#/components/schemas/ErrorResponse' };
+  const out: Json = {
+    200: json(route.response ? toSchema(route.response) : { type: 'object' }, 'Success'),
+    400: json(err, 'Bad request'),
+  };
+  if (route.auth) {
+    out[401] = json({ $ref: '#/components/schemas/AuthError' }, 'Missing or wrong bearer token');
+  }
+  if (route.page) {
+    out[404] = json(err, 'Page not found');
+    out[409] = json(err, 'Page busy past the wait timeout');
+    out[423] = json(err, 'Page leased by another client');
+  }
+  out[500] = json(err, 'Navigator not initialized, or server not configured');
+  return out;
+}
+
+/** The OpenAPI 3 document, built from the same joi schemas that validate the requests. */
+export function buildOpenApi(routes: RouteDef[], version: string): Json {
+  const paths: Record<string, Json> = {};
+  for (const route of routes) {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      const op: Json = {
+        operationId: `${method}-${route.tag.toLowerCase()}-${route.name}`,
+        tags: [route.tag],
+        summary: route.summary,
+        parameters: parameters(route),
+        responses: responses(route),
+      };
+      if (route.description) op.description = route.description;
+      if (route.auth) op.security = [{ bearer: [] }];
+      if (route.body) {
+        op.requestBody = {
+          required: false,
+          content: { 'application/json': { schema: toSchema(route.body) } },
+        };
+      }
+      (paths[openApiPath(route.path)] ??= {})[method] = op;
+    }
+  }
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'persona-browser',
+      version,
+      description: 'A persistent, visible browser per persona, driven over REST.',
+    },
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: { ErrorResponse: toSchema(errorEnvelope), AuthError: toSchema(authError) },
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import type { RequestHandler, Response } from 'express';
+import type { RequestLog, RequestRow } from '../log/request-log';
+import { randomHex } from '../util';
+
+const API = '/api/v1/';
+const SYSTEM = '/api/v1/system/';
+
+/** `kind` and `name` of SPEC's request log for an API path. */
+export function classify(path: string): { kind: string; name: string } {
+  const segments = path.slice(API.length).split('/').filter(Boolean);
+  const [first = '', second] = segments;
+  if (first === 'ops' || first === 'primitive') return { kind: first, name: segments.at(-1) ?? '' };
+  if (second === 'plugin' && segments.length > 2) {
+    return { kind: 'plugin', name: segments.slice(2).join('/') };
+  }
+  return { kind: first, name: '' };
+}
+
+export interface Activity {
+  in_flight: number;
+  idle_seconds: number | null;
+}
+
+/**
+ * Writes the start and end rows of every client request outside /system/ and keeps the
+ * activity numbers that ping reports. The end row is written when the response is sent, even
+ * if the client already hung up; requests still open at shutdown get an end row without status.
+ */
+export class RequestTracker {
+  private readonly open = new Map<string, { row: RequestRow; started: number }>();
+  private lastFinished = Date.now();
+
+  constructor(private readonly log: RequestLog) {}
+
+  activity(): Activity {
+    return {
+      in_flight: this.open.size,
+      idle_seconds: this.open.size ? null : Math.floor((Date.now() - this.lastFinished) / 1000),
+    };
+  }
+
+  middleware(): RequestHandler {
+    return (req, res, next) => {
+      const path = req.path;
+      if (!path.startsWith(API) || path.startsWith(SYSTEM)) {
+        next();
+        return;
+      }
+      const row: RequestRow = { id: randomHex(4), method: req.method, path, ...classify(path) };
+      this.open.set(row.id, { row, started: performance.now() });
+      this.log.start(row);
+      this.onEnd(res, () => this.finish(row.id, res.statusCode));
+      next();
+    };
+  }
+
+  /** End rows with an empty status for requests the worker will not finish. */
+  abandonAll(): void {
+    for (const id of [...this.open.keys()]) this.finish(id, null);
+  }
+
+  private finish(id: string, status: number | null): void {
+    const entry = this.open.get(id);
+    if (!entry) return;
+    this.open.delete(id);
+    this.lastFinished = Date.now();
+    this.log.end(entry.row, status, performance.now() - entry.started);
+  }
+
+  /** Runs `done` once, when the response is handed over, whether or not the socket is alive. */
+  private onEnd(res: Response, done: () => void): void {
+    const end = res.end.bind(res) as (...args: unknown[]) => Response;
+    let called = false;
+    (res as unknown as { end: (...args: unknown[]) => Response }).end = (...args: unknown[]) => {
+      if (!called) {
+        called = true;
+        done();
+      }
+      return end(...args);
+    };
+  }
+}

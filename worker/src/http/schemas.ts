@@ -1,0 +1,25 @@
+import Joi from 'joi';
+
+/** Shared pieces of the request and response schemas (one source for validation and docs). */
+export const pageIdSchema = Joi.string()
+  .min(1)
+  .max(128)
+  .pattern(/^[^\u0000-\u001f\u007f]+$/, 'printable characters')
+  .description('Page identifier (any printable string up to 128 characters)');
+
+export const envelope = (fields: Record<string, Joi.Schema>): Joi.ObjectSchema =>
+  Joi.object({
+    success: Joi.boolean().valid(true).required(),
+    page_id: Joi.string().allow(null).required(),
+    ...fields,
+  });
+
+export const errorEnvelope = Joi.object({
+  success: Joi.boolean().valid(false).required(),
+  error: Joi.string().required(),
+  page_id: Joi.string().allow(null).required(),
+}).label('ErrorResponse');
+
+export const authError = Joi.object({ detail: Joi.string().required() }).label('AuthError');
+
+export const messageResponse = envelope({ message: Joi.string().required() });

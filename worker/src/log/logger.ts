@@ -1,0 +1,38 @@
+import winston from 'winston';
+
+export type Logger = winston.Logger;
+
+const SECRET_KEY = /(key|token|password|pwd|secret|authorization|lease|code)$/i;
+
+/** Replaces values of secret-looking fields (and the given literal secrets) with `[redacted]`. */
+export function redact(value: unknown, secrets: string[], depth = 0): unknown {
+  if (typeof value === 'string') {
+    return secrets.reduce((s, secret) => (secret ? s.split(secret).join('[redacted]') : s), value);
+  }
+  if (value instanceof Error) return { name: value.name, message: redact(value.message, secrets) };
+  if (!value || typeof value !== 'object' || depth > 4) return value;
+  if (Array.isArray(value)) return value.map((v) => redact(v, secrets, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] =
+      SECRET_KEY.test(k) && typeof v === 'string' ? '[redacted]' : redact(v, secrets, depth + 1);
+  }
+  return out;
+}
+
+/** JSON lines on stdout; known secrets never reach them. */
+export function createLogger(
+  secrets: Array<string | null>,
+  level = process.env.LOG_LEVEL ?? 'info',
+): Logger {
+  const known = secrets.filter((s): s is string => Boolean(s && s.length >= 4));
+  const scrub = winston.format((info) => {
+    const cleaned = redact({ ...info }, known) as winston.Logform.TransformableInfo;
+    return Object.assign(info, cleaned);
+  });
+  return winston.createLogger({
+    level,
+    format: winston.format.combine(scrub(), winston.format.timestamp(), winston.format.json()),
+    transports: [new winston.transports.Console()],
+  });
+}

@@ -1,0 +1,105 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const RETENTION_DAYS = 50;
+export const COLUMNS = ['time', 'event', 'id', 'method', 'kind', 'name', 'path', 'status', 'ms'];
+
+export interface RequestRow {
+  id: string;
+  method: string;
+  kind: string;
+  name: string;
+  path: string;
+}
+
+function csvField(value: string): string {
+  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}
+
+const dayOf = (d: Date): string => d.toISOString().slice(0, 10);
+
+/**
+ * The request log: one CSV per UTC day under `<dir>/requests/`. Each row is one `write(2)` on an
+ * O_APPEND descriptor, so a crash leaves whole rows only; a file that lost its tail to a power
+ * cut is mended with a newline before its next row.
+ */
+export class RequestLog {
+  private readonly folder: string;
+  private readonly fileOfId = new Map<string, string>();
+  private readonly checkedFiles = new Set<string>();
+  private lastRetentionDay: string | null = null;
+
+  constructor(
+    dataDir: string,
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    this.folder = path.join(dataDir, 'requests');
+  }
+
+  start(row: RequestRow): void {
+    const at = this.now();
+    const file = path.join(this.folder, `${dayOf(at)}.csv`);
+    this.fileOfId.set(row.id, file);
+    this.append(file, at, 'start', row, '', '');
+  }
+
+  /** `status` null when the worker stops mid-request. The row goes to its start's file. */
+  end(row: RequestRow, status: number | null, ms: number): void {
+    const at = this.now();
+    const file = this.fileOfId.get(row.id) ?? path.join(this.folder, `${dayOf(at)}.csv`);
+    this.fileOfId.delete(row.id);
+    this.append(
+      file,
+      at,
+      'end',
+      row,
+      status === null ? '' : String(status),
+      String(Math.round(ms)),
+    );
+  }
+
+  private append(
+    file: string,
+    at: Date,
+    event: string,
+    row: RequestRow,
+    status: string,
+    ms: string,
+  ): void {
+    this.applyRetention(at);
+    const line =
+      [at.toISOString(), event, row.id, row.method, row.kind, row.name, row.path, status, ms]
+        .map(csvField)
+        .join(',') + '\n';
+    const fd = fs.openSync(file, 'a+', 0o644);
+    try {
+      const prefix = this.checkedFiles.has(file) ? '' : this.prefixFor(fd);
+      this.checkedFiles.add(file);
+      fs.writeSync(fd, prefix + line);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  /** The header for a new file, or a newline when an earlier writer died mid-row. */
+  private prefixFor(fd: number): string {
+    const size = fs.fstatSync(fd).size;
+    if (size === 0) return COLUMNS.join(',') + '\n';
+    const last = Buffer.alloc(1);
+    fs.readSync(fd, last, 0, 1, size - 1);
+    return last.toString() === '\n' ? '' : '\n';
+  }
+
+  /** The first write of each UTC day deletes day files older than RETENTION_DAYS. */
+  private applyRetention(at: Date): void {
+    const today = dayOf(at);
+    if (this.lastRetentionDay === today) return;
+    fs.mkdirSync(this.folder, { recursive: true });
+    this.lastRetentionDay = today;
+    const cutoff = dayOf(new Date(Date.parse(today) - RETENTION_DAYS * 86_400_000));
+    for (const name of fs.readdirSync(this.folder)) {
+      const m = /^(\d{4}-\d{2}-\d{2})\.csv$/.exec(name);
+      if (m && (m[1] as string) < cutoff) fs.rmSync(path.join(this.folder, name), { force: true });
+    }
+  }
+}

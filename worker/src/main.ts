@@ -1,0 +1,125 @@
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { startVnc, startXvfb } from '../../xvfb/src/display';
+import type { VirtualDisplay } from '../../xvfb/src/display';
+import { createApp } from './app';
+import { findBrowserBinary } from './browser/launch';
+import { Navigator } from './browser/navigator';
+import { ConfigError, findRepoRoot, loadConfig } from './config';
+import type { Config } from './config';
+import { RequestTracker } from './http/request-tracker';
+import { createLogger } from './log/logger';
+import { RequestLog } from './log/request-log';
+import { ProxyErrors, readCommit } from './system-info';
+import type { CommitInfo } from './system-info';
+
+const DRAIN_MS = 5_000;
+
+function fatal(message: string): never {
+  process.stderr.write(`persona-browser: ${message}\n`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  const repoRoot = findRepoRoot(__dirname);
+  let config: Config;
+  let executablePath: string;
+  try {
+    config = loadConfig(process.env, repoRoot);
+    executablePath = findBrowserBinary(config.chromePath);
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof Error) fatal(err.message);
+    throw err;
+  }
+  // Proxy credentials belong to the waker; the browser and its children never see them.
+  delete process.env.PROXY_USERNAME;
+  delete process.env.PROXY_PASSWORD;
+
+  const logger = createLogger([config.serviceKey, config.visionKeyGratis, config.visionKeyPaga]);
+  const version = (
+    JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }
+  ).version;
+
+  let xvfb: VirtualDisplay | null = null;
+  let display = config.display;
+  if (!display) {
+    try {
+      xvfb = await startXvfb();
+    } catch (err) {
+      fatal((err as Error).message);
+    }
+    display = xvfb.display;
+    logger.info('virtual display started', { display, pid: xvfb.pid });
+  }
+  const vnc = config.vncPort ? startVnc(display, config.vncPort) : null;
+  if (vnc) logger.info('vnc listening on localhost', { port: config.vncPort, display });
+
+  const proxyErrors = new ProxyErrors(config.personaDir);
+  const navigator = new Navigator({
+    executablePath,
+    profileDir: config.profileDir,
+    display,
+    slowmoMs: config.slowmoMs,
+    logger,
+    hooks: {
+      onPageCreated: (p) => {
+        p.page.on('requestfailed', (r) => proxyErrors.record(r.failure()?.errorText));
+      },
+    },
+  });
+  const tracker = new RequestTracker(new RequestLog(config.dataDir));
+  let commit: Promise<CommitInfo | null> | null = null;
+
+  let shuttingDown = false;
+  const shutdown = async (reason: string): Promise<void> => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info('shutting down', { reason });
+    server.close();
+    const deadline = Date.now() + DRAIN_MS;
+    while (tracker.activity().in_flight > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    tracker.abandonAll();
+    server.closeAllConnections();
+    await navigator.stop().catch((err: unknown) => logger.error('browser stop failed', { err }));
+    await vnc?.stop();
+    await xvfb?.stop();
+    logger.info('stopped');
+    process.exit(0);
+  };
+
+  const app = createApp({
+    navigator,
+    tracker,
+    proxyErrors,
+    commit: () => (commit ??= readCommit(repoRoot)),
+    persona: config.personaDir ? path.basename(config.personaDir) : null,
+    repoRoot,
+    wakerUrl: config.wakerUrl,
+    serviceKey: config.serviceKey,
+    logger,
+    version,
+    shutdown: () => void shutdown('kill endpoint'),
+  });
+  const server = app.listen(config.port, config.host);
+  server.once('error', (err) =>
+    fatal(`cannot listen on ${config.host}:${config.port}: ${err.message}`),
+  );
+  server.once('listening', () => {
+    const port = (server.address() as AddressInfo).port;
+    logger.info('listening', { host: config.host, port, persona: config.personaDir });
+  });
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    process.on(signal, () => void shutdown(signal));
+  }
+  process.on('unhandledRejection', (err) => logger.error('unhandled rejection', { err }));
+  process.on('uncaughtException', (err) => logger.error('uncaught exception', { err }));
+  if (!config.serviceKey)
+    logger.warn('SERVICE_KEY is not set: every authenticated call answers 500');
+
+  navigator.start().catch((err: unknown) => logger.error('browser failed to start', { err }));
+}
+
+void main();

@@ -1,0 +1,27 @@
+import crypto from 'node:crypto';
+
+export const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+/** "About `ms`": uniformly within ±10 %, so fixed pauses do not look machine-made. */
+export const about = (ms: number): number => ms * (0.9 + Math.random() * 0.2);
+
+export const epochSeconds = (): number => Date.now() / 1000;
+
+/** Rejects with `onTimeout()` if `work` has not settled after `ms`; `work` itself goes on. */
+export function withTimeout<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+export const randomHex = (bytes: number): string => crypto.randomBytes(bytes).toString('hex');
+
+/** Constant-time string equality (both sides hashed first so lengths never leak). */
+export function safeEqual(a: string, b: string): boolean {
+  const ha = crypto.createHash('sha256').update(a).digest();
+  const hb = crypto.createHash('sha256').update(b).digest();
+  return crypto.timingSafeEqual(ha, hb);
+}

@@ -1,0 +1,89 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Fixture {
+  url: string;
+  server: http.Server;
+  /** Requests the fixture has seen, as `METHOD path`. */
+  seen: string[];
+  close(): Promise<void>;
+}
+
+const page = (title: string, body: string, head = ''): string =>
+  `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title>${head}</head><body>${body}</body></html>`;
+
+/**
+ * The fixture site on 127.0.0.1: plain pages, a tall page, redirects, error statuses, a slow
+ * and a hanging response, and pages that hang or crash their renderer on demand.
+ */
+export async function startFixture(): Promise<Fixture> {
+  const seen: string[] = [];
+  const hanging = new Set<http.ServerResponse>();
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    seen.push(`${req.method} ${url.pathname}`);
+    const html = (status: number, body: string): void => {
+      res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(body);
+    };
+    switch (url.pathname) {
+      case '/':
+        return html(
+          200,
+          page(
+            'Fixture home',
+            '<h1 id="greeting">Hello from the fixture</h1><a href="/second">next</a>',
+          ),
+        );
+      case '/second':
+        return html(200, page('Second page', '<p id="second">second</p>'));
+      case '/tall':
+        return html(
+          200,
+          page(
+            'Tall page',
+            '<div id="top">top</div><div style="height:5000px;background:linear-gradient(#fff,#09f)"></div><div id="bottom">bottom</div>',
+          ),
+        );
+      case '/redirect':
+        res.writeHead(302, { location: '/second' });
+        return res.end();
+      case '/missing':
+        return html(404, page('Not here', '<p>404</p>'));
+      case '/slow': {
+        const ms = Number(url.searchParams.get('ms') ?? '1000');
+        setTimeout(() => html(200, page('Slow page', `<p>after ${ms} ms</p>`)), ms);
+        return;
+      }
+      case '/hang':
+        // Never answers: the navigation can only end by timing out.
+        hanging.add(res);
+        res.on('close', () => hanging.delete(res));
+        return;
+      case '/freeze':
+        // The renderer stops answering shortly after load.
+        return html(
+          200,
+          page(
+            'Freezer',
+            '<p>freezing soon</p>',
+            '<script>setTimeout(() => { for (;;) {} }, 300)</script>',
+          ),
+        );
+      default:
+        return html(404, page('Unknown', `<p>no fixture at ${url.pathname}</p>`));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    seen,
+    close: async () => {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
