@@ -1,0 +1,171 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import puppeteer from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
+import type { BenchSection, Row } from './section';
+import { atMost } from './section';
+import type { BenchWorker } from './spawn';
+import { startWorker, waitInitialized } from './spawn';
+import { cpuMs } from './procs';
+import { median, range } from './stats';
+
+/**
+ * Section 3: extract-content and screenshot through the API against the same call made with
+ * puppeteer directly on the same warm page (a second CDP client on the worker's own browser).
+ */
+
+const SAMPLES = Number(process.env.BENCH_OPS_SAMPLES ?? 30);
+const WARMUP = 5;
+
+interface Op {
+  key: string;
+  label: string;
+  api(w: BenchWorker, pageId: string): Promise<number>;
+  direct(page: Page): Promise<number>;
+}
+
+async function timed(work: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await work();
+  return performance.now() - started;
+}
+
+async function apiCall(w: BenchWorker, method: string, route: string): Promise<number> {
+  const r = await w.client.request(method, route);
+  const body = JSON.parse(r.text) as { success?: boolean; error?: string };
+  if (r.status !== 200 || !body.success) {
+    throw new Error(
+      `${method} ${route} answered ${r.status}: ${body.error ?? r.text.slice(0, 200)}`,
+    );
+  }
+  return r.ms;
+}
+
+// The direct calls mirror worker/src/browser/page-actions.ts exactly.
+const OPS: Op[] = [
+  {
+    key: 'extract_content',
+    label: 'extract-content',
+    api: (w, id) => apiCall(w, 'POST', `/api/v1/ops/${id}/extract-content`),
+    direct: (page) => timed(() => Promise.all([page.content(), page.title()])),
+  },
+  {
+    key: 'screenshot',
+    label: 'screenshot (viewport)',
+    api: (w, id) => apiCall(w, 'GET', `/api/v1/ops/${id}/screenshot`),
+    direct: (page) => timed(() => page.screenshot({ encoding: 'base64', type: 'png' })),
+  },
+];
+
+/** The DevTools port the browser wrote into its profile (first line of DevToolsActivePort). */
+function devtoolsUrl(profileDir: string): string {
+  const port = fs.readFileSync(path.join(profileDir, 'DevToolsActivePort'), 'utf8').split('\n')[0];
+  if (!port || !/^\d+$/.test(port.trim())) throw new Error('no port in DevToolsActivePort');
+  return `http://127.0.0.1:${port.trim()}`;
+}
+
+async function compare(w: BenchWorker, pageId: string, page: Page, op: Op): Promise<Row[]> {
+  for (let i = 0; i < WARMUP; i++) {
+    await op.api(w, pageId);
+    await op.direct(page);
+  }
+  const api: number[] = [];
+  const direct: number[] = [];
+  // CPU spent per call: the worker's (all threads) for the API, this process's for direct calls.
+  let workerCpuMs = 0;
+  let directCpuMs = 0;
+  const runApi = async (): Promise<void> => {
+    const before = cpuMs(w.pid);
+    api.push(await op.api(w, pageId));
+    workerCpuMs += cpuMs(w.pid) - before;
+  };
+  const runDirect = async (): Promise<void> => {
+    const before = process.cpuUsage();
+    direct.push(await op.direct(page));
+    const used = process.cpuUsage(before);
+    directCpuMs += (used.user + used.system) / 1000;
+  };
+  for (let i = 0; i < SAMPLES; i++) {
+    // Alternate which goes first so neither side always follows the other.
+    if (i % 2 === 0) {
+      await runApi();
+      await runDirect();
+    } else {
+      await runDirect();
+      await runApi();
+    }
+  }
+  const apiMs = median(api);
+  const directMs = median(direct);
+  return [
+    {
+      key: `ops.${op.key}.api_ms`,
+      label: `${op.label} via API`,
+      value: apiMs,
+      unit: 'ms',
+      digits: 1,
+      detail: `n=${SAMPLES}, range ${range(api, 1)} ms`,
+    },
+    {
+      key: `ops.${op.key}.direct_ms`,
+      label: `${op.label} direct puppeteer`,
+      value: directMs,
+      unit: 'ms',
+      digits: 1,
+      detail: `n=${SAMPLES}, range ${range(direct, 1)} ms`,
+    },
+    {
+      key: `ops.${op.key}.ratio`,
+      label: `${op.label} API / direct`,
+      value: apiMs / directMs,
+      unit: 'x',
+      target: atMost(1.1, '×'),
+      detail: `API overhead ${(apiMs - directMs).toFixed(1)} ms; CPU/call: worker ${(workerCpuMs / SAMPLES).toFixed(1)} ms, direct client ${(directCpuMs / SAMPLES).toFixed(1)} ms`,
+    },
+  ];
+}
+
+export const opsRatioSection: BenchSection = {
+  id: 'ops',
+  title: `API vs direct puppeteer on the same warm page (medians of ${SAMPLES}, interleaved)`,
+  run: async (ctx) => {
+    const w = await startWorker();
+    let browser: Browser | null = null;
+    try {
+      await waitInitialized(w);
+      const created = await w.client.json<{ page_id: string }>(
+        'POST',
+        '/api/v1/ops/create-page',
+        {},
+      );
+      const pageId = created.body.page_id;
+      const url = `${ctx.fixture.url}/content`;
+      const nav = await w.client.json('POST', `/api/v1/ops/${pageId}/navigate`, { url });
+      if (nav.status !== 200) throw new Error(`navigate answered ${nav.status}`);
+      // defaultViewport null: connecting must not resize the worker's page.
+      browser = await puppeteer.connect({
+        browserURL: devtoolsUrl(w.profileDir),
+        defaultViewport: null,
+      });
+      const page = (await browser.pages()).find((p) => p.url() === url);
+      if (!page) throw new Error(`no page at ${url} in the worker's browser`);
+      const elements = await page.evaluate(() => document.querySelectorAll('*').length);
+      const rows: Row[] = [];
+      for (const op of OPS) {
+        ctx.progress(`ops: ${op.label}`);
+        rows.push(...(await compare(w, pageId, page, op)));
+      }
+      rows.push({
+        key: 'ops.page_elements',
+        label: 'fixture page elements',
+        value: elements,
+        unit: '',
+        digits: 0,
+      });
+      return rows;
+    } finally {
+      await browser?.disconnect().catch(() => undefined);
+      await w.stop();
+    }
+  },
+};
