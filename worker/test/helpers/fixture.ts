@@ -60,6 +60,26 @@ export async function startFixture(): Promise<Fixture> {
         hanging.add(res);
         res.on('close', () => hanging.delete(res));
         return;
+      case '/visibility':
+        // The title tells whether this tab is the one in front.
+        return html(
+          200,
+          page(
+            'pending',
+            '<p>visibility</p>',
+            '<script>const t=()=>{document.title=document.visibilityState};t();document.addEventListener("visibilitychange",t)</script>',
+          ),
+        );
+      case '/remember':
+        // Stores the `v` query in localStorage (when given) and shows what is stored as the title.
+        return html(
+          200,
+          page(
+            'pending',
+            '<p>remember</p>',
+            '<script>const v=new URLSearchParams(location.search).get("v");if(v)localStorage.setItem("v",v);document.title="stored:"+localStorage.getItem("v")</script>',
+          ),
+        );
       case '/freeze':
         // The renderer stops answering shortly after load.
         return html(

@@ -32,6 +32,8 @@ export interface RunningWorker {
   /** A scratch folder of this worker: profile, request log (it is the repository root's stand-in for data). */
   dir: string;
   dataDir: string;
+  /** The browser profile folder in use (`PERSONA_DIR/profile`, else BROWSER_PROFILE). */
+  profileDir: string;
   call<T = Record<string, unknown>>(
     method: string,
     route: string,
@@ -77,6 +79,7 @@ export async function startWorker(opts: StartOptions = {}): Promise<RunningWorke
     env.PERSONA_DIR = personaDir;
     dataDir = personaDir;
   }
+  const profileDir = persona ? path.join(dataDir, 'profile') : (env.BROWSER_PROFILE as string);
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
   const proc = spawn(process.execPath, [MAIN], {
     env: env as NodeJS.ProcessEnv,
@@ -142,6 +145,7 @@ export async function startWorker(opts: StartOptions = {}): Promise<RunningWorke
     logs,
     dir,
     dataDir,
+    profileDir,
     call,
     exited,
     waitInitialized: async (timeoutMs = 30_000) => {

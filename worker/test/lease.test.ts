@@ -1,0 +1,145 @@
+import type { Fixture } from './helpers/fixture';
+import { startFixture } from './helpers/fixture';
+import type { RunningWorker } from './helpers/worker';
+import { sleep, startWorker } from './helpers/worker';
+
+let w: RunningWorker;
+let site: Fixture;
+type Body = Record<string, any>;
+
+beforeAll(async () => {
+  site = await startFixture();
+  w = await startWorker();
+  await w.waitInitialized();
+  for (const id of ['front', 'back']) {
+    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: id } });
+    await w.call('POST', `/api/v1/ops/${id}/navigate`, { body: { url: `${site.url}/visibility` } });
+  }
+});
+afterAll(async () => {
+  await w?.stop();
+  await site?.close();
+});
+
+const lease = (id: string, opts: { ttl?: number; token?: string } = {}) =>
+  w.call<Body>('POST', `/api/v1/ops/${id}/lease`, {
+    body: opts.ttl === undefined ? {} : { ttl: opts.ttl },
+    lease: opts.token,
+  });
+const release = (id: string, token?: string) =>
+  w.call<Body>('DELETE', `/api/v1/ops/${id}/lease`, { lease: token });
+const title = async (id: string, token?: string): Promise<string> =>
+  (await w.call<Body>('POST', `/api/v1/ops/${id}/extract-content`, { lease: token })).body
+    .title as string;
+async function entry(id: string): Promise<Body> {
+  const r = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
+  return (r.body.pages as Body[]).find((p) => p.page_id === id) as Body;
+}
+
+describe('lease table', () => {
+  test('unleased → leased: a token, the default ttl of 300 s, the page brought to the foreground', async () => {
+    // 'back' was created last, so 'front' is behind it.
+    expect(await title('front')).toBe('hidden');
+    const r = await lease('front');
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      success: true,
+      page_id: 'front',
+      lease_token: expect.any(String),
+      ttl: 300,
+    });
+    expect(await title('front', r.body.lease_token)).toBe('visible');
+    expect(await entry('front')).toMatchObject({ leased: true });
+    expect((await entry('front')).lease_expires_in).toBeGreaterThan(295);
+    await release('front', r.body.lease_token);
+  });
+
+  test('the holder renews with its token: same token, new ttl; anyone else gets 423', async () => {
+    const first = await lease('front', { ttl: 100 });
+    const token = first.body.lease_token as string;
+    const renewed = await lease('front', { ttl: 50, token });
+    expect(renewed.body).toMatchObject({ lease_token: token, ttl: 50 });
+    expect((await entry('front')).lease_expires_in).toBeLessThanOrEqual(50);
+    const other = await lease('front');
+    expect(other.status).toBe(423);
+    expect(other.body).toMatchObject({ success: false, page_id: 'front' });
+    const wrong = await lease('front', { token: 'not-the-token' });
+    expect(wrong.status).toBe(423);
+    await release('front', token);
+  });
+
+  test('calls without the matching X-Lease get 423 at once; the holder works and brings the page forward', async () => {
+    const token = (await lease('back', { ttl: 60 })).body.lease_token as string;
+    await title('front'); // any call on another page
+    for (const opts of [{}, { lease: 'wrong' }]) {
+      const nav = await w.call<Body>('POST', '/api/v1/ops/back/navigate', {
+        body: { url: site.url },
+        ...opts,
+      });
+      expect(nav.status).toBe(423);
+      expect(nav.ms).toBeLessThan(1000); // refused before the 2 s pre-navigation pause
+      for (const [method, path] of [
+        ['POST', '/api/v1/ops/back/extract-content'],
+        ['GET', '/api/v1/ops/back/screenshot'],
+        ['DELETE', '/api/v1/ops/back/destroy-page'],
+        ['POST', '/api/v1/ops/back/destroy-page'],
+      ] as const) {
+        expect((await w.call(method, path, opts)).status).toBe(423);
+      }
+    }
+    expect(await entry('back')).toMatchObject({ leased: true });
+    // Bring 'front' forward by leasing it, then a call on 'back' with its token puts 'back' in front again.
+    const frontToken = (await lease('front')).body.lease_token as string;
+    expect(await title('front', frontToken)).toBe('visible');
+    expect(await title('back', token)).toBe('visible');
+    expect(await title('front', frontToken)).toBe('visible'); // and the call on 'front' brings it back
+    await release('front', frontToken);
+    await release('back', token);
+  });
+
+  test('release: the holder frees the page; a non-holder gets 423 and the lease stays', async () => {
+    const token = (await lease('back')).body.lease_token as string;
+    expect((await release('back')).status).toBe(423);
+    expect((await release('back', 'nope')).status).toBe(423);
+    expect(await entry('back')).toMatchObject({ leased: true });
+    const r = await release('back', token);
+    expect(r.body).toEqual({ success: true, page_id: 'back', message: expect.any(String) });
+    expect(await entry('back')).toMatchObject({ leased: false, lease_expires_in: null });
+    expect((await w.call('POST', '/api/v1/ops/back/extract-content')).status).toBe(200);
+  });
+
+  test('a lease expires ttl seconds after the last call that used it, not after it was taken', async () => {
+    const token = (await lease('back', { ttl: 2 })).body.lease_token as string;
+    await sleep(1300);
+    expect(
+      (await w.call('POST', '/api/v1/ops/back/extract-content', { lease: token })).status,
+    ).toBe(200);
+    await sleep(1300); // 2.6 s after taking it, 1.3 s after the last use
+    expect(await entry('back')).toMatchObject({ leased: true });
+    expect((await w.call('POST', '/api/v1/ops/back/extract-content')).status).toBe(423);
+    await sleep(2200);
+    expect(await entry('back')).toMatchObject({ leased: false });
+    expect((await w.call('POST', '/api/v1/ops/back/extract-content')).status).toBe(200);
+  });
+
+  test('ttl bounds, unknown pages, and destroy by the holder', async () => {
+    for (const ttl of [0, -1, 3601, 'abc']) {
+      const r = await w.call<Body>('POST', '/api/v1/ops/back/lease', { body: { ttl } });
+      expect(r.status).toBe(400);
+      expect(r.body.error).toMatch(/ttl/);
+    }
+    const taken = await lease('back', { ttl: 3600 });
+    expect(taken.body.ttl).toBe(3600);
+    const missing = await lease('nobody');
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({ success: false, error: 'Page not found', page_id: 'nobody' });
+    const destroyed = await w.call<Body>('DELETE', '/api/v1/ops/back/destroy-page', {
+      lease: taken.body.lease_token as string,
+    });
+    expect(destroyed.body).toMatchObject({ success: true, total_pages: 1 });
+    expect(await entry('back')).toBeUndefined();
+    // A page created again under the same id starts unleased.
+    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'back' } });
+    expect(await entry('back')).toMatchObject({ leased: false });
+  });
+});

@@ -1,0 +1,207 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { startXvfb } from '../../xvfb/src/display';
+import type { Fixture } from './helpers/fixture';
+import { startFixture } from './helpers/fixture';
+import type { RunningWorker } from './helpers/worker';
+import { pidsMatching, startWorker } from './helpers/worker';
+
+type Body = Record<string, any>;
+let site: Fixture;
+
+beforeAll(async () => {
+  site = await startFixture();
+});
+afterAll(async () => {
+  await site?.close();
+});
+
+const browserPids = (w: RunningWorker): number[] => pidsMatching(`--user-data-dir=${w.profileDir}`);
+function xvfbPid(w: RunningWorker): number {
+  const line = w.logs.find((l) => l.includes('virtual display started'));
+  return (JSON.parse(line as string) as { pid: number }).pid;
+}
+const alive = (pid: number): boolean => pidsMatching('').includes(pid);
+
+describe('navigator states', () => {
+  let w: RunningWorker;
+  beforeAll(async () => {
+    w = await startWorker();
+    await w.waitInitialized();
+  });
+  afterAll(async () => {
+    await w?.stop();
+  });
+
+  test('stop closes the browser and every page; the server keeps answering; start brings a fresh pool', async () => {
+    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'p' } });
+    await w.call('POST', '/api/v1/ops/p/navigate', {
+      body: { url: `${site.url}/remember?v=kept` },
+    });
+    expect(browserPids(w).length).toBeGreaterThan(0);
+    const stop = await w.call<Body>('GET', '/api/v1/system/stop');
+    expect(stop.body).toMatchObject({ success: true, page_id: null });
+    expect(browserPids(w)).toEqual([]);
+    expect(alive(xvfbPid(w))).toBe(true);
+    const status = await w.call<Body>('GET', '/api/v1/system/status', { auth: false });
+    expect(status.body).toEqual({
+      initialized: false,
+      browser_context_active: false,
+      page_pool_active: false,
+      max_pages: 5,
+      slowmo: 0,
+      page_count: 0,
+      available_pages: 0,
+    });
+    const pages = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
+    expect(pages.status).toBe(500);
+    expect(pages.body).toEqual({
+      success: false,
+      error: expect.stringMatching(/not initialized/),
+      page_id: null,
+    });
+    const create = await w.call<Body>('POST', '/api/v1/ops/create-page', { body: {} });
+    expect(create.status).toBe(500);
+
+    const start = await w.call<Body>('GET', '/api/v1/system/start');
+    expect(start.body).toEqual({ success: true, page_id: null, message: expect.any(String) });
+    const up = await w.call<Body>('GET', '/api/v1/system/status', { auth: false });
+    expect(up.body).toMatchObject({ initialized: true, page_count: 0 });
+    // The profile is persistent: what the site stored before the restart is still there.
+    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'p' } });
+    await w.call('POST', '/api/v1/ops/p/navigate', { body: { url: `${site.url}/remember` } });
+    const content = await w.call<Body>('POST', '/api/v1/ops/p/extract-content');
+    expect(content.body.title).toBe('stored:kept');
+  });
+
+  test('start while running restarts: old pages and old browser processes are gone', async () => {
+    const before = browserPids(w);
+    expect(
+      (await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false })).body.total_pages,
+    ).toBe(1);
+    await w.call('GET', '/api/v1/system/start');
+    const after = browserPids(w);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.filter((p) => before.includes(p))).toEqual([]);
+    expect(
+      (await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false })).body.total_pages,
+    ).toBe(0);
+  });
+
+  test('a browser window closed by hand comes back by itself', async () => {
+    const main = Math.min(...browserPids(w));
+    process.kill(main, 'SIGKILL');
+    const until = Date.now() + 20_000;
+    let status: Body = {};
+    while (Date.now() < until) {
+      status = (await w.call<Body>('GET', '/api/v1/system/status', { auth: false })).body;
+      if (status.initialized && !browserPids(w).includes(main)) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(status).toMatchObject({ initialized: true, page_count: 0 });
+  });
+});
+
+describe('no orphan processes', () => {
+  test('kill answers, then the worker exits and leaves no Chromium or Xvfb behind', async () => {
+    const w = await startWorker();
+    await w.waitInitialized();
+    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'x' } });
+    const pids = [...browserPids(w), xvfbPid(w)];
+    expect(pids.length).toBeGreaterThan(2);
+    const r = await w.call<Body>('GET', '/api/v1/system/kill');
+    expect(r.body).toMatchObject({ success: true, page_id: null });
+    expect(await w.exited).toBe(0);
+    expect(pids.filter(alive)).toEqual([]);
+  });
+
+  test('SIGTERM does the same', async () => {
+    const w = await startWorker();
+    await w.waitInitialized();
+    const pids = [...browserPids(w), xvfbPid(w)];
+    w.proc.kill('SIGTERM');
+    expect(await w.exited).toBe(0);
+    expect(pids.filter(alive)).toEqual([]);
+  });
+});
+
+describe('browser and display set-up', () => {
+  test('a stale profile lock from another machine does not stop the browser', async () => {
+    const w0 = await startWorker();
+    await w0.waitInitialized();
+    await w0.call('GET', '/api/v1/system/stop');
+    const profile = w0.profileDir;
+    fs.rmSync(path.join(profile, 'SingletonLock'), { force: true });
+    fs.symlinkSync('another-host-4242', path.join(profile, 'SingletonLock'));
+    const start = await w0.call<Body>('GET', '/api/v1/system/start');
+    expect(start.body.success).toBe(true);
+    await w0.stop();
+  });
+
+  test('with DISPLAY set the worker uses it and starts no display of its own', async () => {
+    const display = await startXvfb();
+    try {
+      const w = await startWorker({ env: { DISPLAY: display.display } });
+      await w.waitInitialized();
+      expect(w.logs.some((l) => l.includes('virtual display started'))).toBe(false);
+      const main = Math.min(...browserPids(w));
+      const environ = fs.readFileSync(`/proc/${main}/environ`, 'utf8').split('\0');
+      expect(environ).toContain(`DISPLAY=${display.display}`);
+      await w.stop();
+    } finally {
+      await display.stop();
+    }
+  });
+
+  test('no browser binary: start-up stops with one clear line naming the fix', async () => {
+    const w = startWorker({ env: { CHROME_PATH: '/nonexistent/chrome' } });
+    await expect(w).rejects.toThrow(/CHROME_PATH=\/nonexistent\/chrome does not exist/);
+  });
+
+  test('a bad configuration value stops start-up with a line naming the variable', async () => {
+    await expect(startWorker({ env: { PORT: 'abc' } })).rejects.toThrow(
+      /worker exited with 2[\s\S]*invalid PORT/,
+    );
+    await expect(startWorker({ env: { BROWSER_SLOWMO: '-5' } })).rejects.toThrow(
+      /invalid BROWSER_SLOWMO/,
+    );
+    await expect(startWorker({ env: { WAKER_URL: 'not a url' } })).rejects.toThrow(
+      /invalid WAKER_URL/,
+    );
+  });
+
+  test('persona.env values apply on top of .env', async () => {
+    const w = await startWorker({
+      persona: 'bob',
+      personaEnv: 'BROWSER_SLOWMO=333\n',
+      env: { BROWSER_SLOWMO: undefined },
+    });
+    const status = await w.call<Body>('GET', '/api/v1/system/status', { auth: false });
+    expect(status.body.slowmo).toBe(333);
+    await w.stop();
+  });
+});
+
+describe('BROWSER_SLOWMO', () => {
+  test('is a pause after actions that reading calls do not pay', async () => {
+    const slowmo = 1500;
+    const w = await startWorker({ env: { BROWSER_SLOWMO: String(slowmo) } });
+    await w.waitInitialized();
+    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 's' } });
+    const nav = await w.call<Body>('POST', '/api/v1/ops/s/navigate', {
+      body: { url: `${site.url}/` },
+    });
+    expect(nav.body.success).toBe(true);
+    const reads = [
+      await w.call('POST', '/api/v1/ops/s/extract-content'),
+      await w.call('GET', '/api/v1/ops/s/screenshot'),
+      await w.call('GET', '/api/v1/system/status', { auth: false }),
+      await w.call('GET', '/api/v1/system/status/pages', { auth: false }),
+    ];
+    for (const r of reads) expect(r.status).toBe(200);
+    // The navigation paid the ~2 s pre-delay plus the slowmo; no read paid the slowmo.
+    expect(nav.ms).toBeGreaterThan(1800 + slowmo);
+    expect(Math.max(...reads.map((r) => r.ms))).toBeLessThan(slowmo);
+    await w.stop();
+  });
+});

@@ -1,0 +1,267 @@
+import net from 'node:net';
+import type { Fixture } from './helpers/fixture';
+import { startFixture } from './helpers/fixture';
+import type { RunningWorker } from './helpers/worker';
+import { startWorker } from './helpers/worker';
+
+let w: RunningWorker;
+let site: Fixture;
+
+beforeAll(async () => {
+  site = await startFixture();
+  w = await startWorker();
+  await w.waitInitialized();
+});
+afterAll(async () => {
+  await w?.stop();
+  await site?.close();
+});
+
+type Body = Record<string, any>;
+
+/** A loopback port with nothing listening on it. */
+async function closedPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as net.AddressInfo;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+async function createPage(id?: string): Promise<string> {
+  const r = await w.call<Body>('POST', '/api/v1/ops/create-page', {
+    body: id ? { page_id: id } : {},
+  });
+  expect(r.status).toBe(200);
+  return r.body.page_id as string;
+}
+
+async function pageEntry(id: string): Promise<Body | undefined> {
+  const r = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
+  return (r.body.pages as Body[]).find((p) => p.page_id === id);
+}
+
+async function waitForState(id: string, state: string, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    if ((await pageEntry(id))?.state === state) return Date.now() - started;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`page ${id} never became ${state}`);
+}
+
+describe('create-page and destroy-page', () => {
+  test('create answers about:blank, idle and the pool size; destroy (POST and DELETE) removes it', async () => {
+    const r = await w.call<Body>('POST', '/api/v1/ops/create-page', { body: { page_id: 'c1' } });
+    expect(r.body).toEqual({
+      success: true,
+      page_id: 'c1',
+      message: expect.any(String),
+      url: 'about:blank',
+      state: 'idle',
+      total_pages: 1,
+    });
+    const generated = await createPage();
+    expect(generated).toMatch(/\S+/);
+    const pool = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
+    expect(pool.body.total_pages).toBe(2);
+    expect(pool.body.status_by_state).toEqual({
+      idle: 2,
+      busy: 0,
+      loading: 0,
+      error: 0,
+      crashed: 0,
+      stuck: 0,
+    });
+    const entry = (pool.body.pages as Body[]).find((p) => p.page_id === 'c1');
+    expect(entry).toEqual({
+      page_id: 'c1',
+      state: 'idle',
+      current_operation: null,
+      operation_duration: null,
+      responsive: true,
+      loading: false,
+      stuck: false,
+      error_count: 0,
+      leased: false,
+      lease_expires_in: null,
+      last_activity: expect.any(Number),
+      url: 'about:blank',
+      title: '',
+    });
+    const d1 = await w.call<Body>('POST', '/api/v1/ops/c1/destroy-page');
+    expect(d1.body).toEqual({
+      success: true,
+      page_id: 'c1',
+      message: expect.any(String),
+      total_pages: 1,
+    });
+    const d2 = await w.call<Body>('DELETE', `/api/v1/ops/${generated}/destroy-page`);
+    expect(d2.body.total_pages).toBe(0);
+    expect((await w.call('POST', '/api/v1/ops/c1/extract-content')).status).toBe(404);
+  });
+
+  test('pages are never created implicitly', async () => {
+    const r = await w.call<Body>('POST', '/api/v1/ops/ghost/navigate', { body: { url: site.url } });
+    expect(r.status).toBe(404);
+    expect(r.body).toEqual({ success: false, error: 'Page not found', page_id: 'ghost' });
+    expect(await pageEntry('ghost')).toBeUndefined();
+  });
+});
+
+describe('navigate, extract-content, screenshot', () => {
+  let id: string;
+  beforeAll(async () => {
+    id = await createPage('nav');
+  });
+  afterAll(async () => {
+    await w.call('DELETE', `/api/v1/ops/${id}/destroy-page`);
+  });
+
+  test('navigate pauses about 2 s, then reports status_code and final_url after redirects', async () => {
+    const r = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
+      body: { url: `${site.url}/redirect` },
+    });
+    expect(r.body).toEqual({
+      success: true,
+      page_id: id,
+      url: `${site.url}/redirect`,
+      status_code: 200,
+      final_url: `${site.url}/second`,
+    });
+    expect(r.ms).toBeGreaterThan(1700);
+    const missing = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
+      body: { url: `${site.url}/missing` },
+    });
+    expect(missing.body.status_code).toBe(404);
+  });
+
+  test('extract-content returns the live HTML and title the fixture served', async () => {
+    await w.call('POST', `/api/v1/ops/${id}/navigate`, { body: { url: `${site.url}/` } });
+    const r = await w.call<Body>('POST', `/api/v1/ops/${id}/extract-content`);
+    expect(r.body).toMatchObject({
+      success: true,
+      page_id: id,
+      url: `${site.url}/`,
+      title: 'Fixture home',
+    });
+    expect(r.body.content).toContain('<h1 id="greeting">Hello from the fixture</h1>');
+    expect(r.body.content_length).toBe((r.body.content as string).length);
+    const entry = await pageEntry(id);
+    expect(entry).toMatchObject({ url: `${site.url}/`, title: 'Fixture home', state: 'idle' });
+  });
+
+  test('screenshot is a PNG of the viewport; full=true adds the whole page and leaves the viewport as it was', async () => {
+    await w.call('POST', `/api/v1/ops/${id}/navigate`, { body: { url: `${site.url}/tall` } });
+    const png = (b64: string): { w: number; h: number } => {
+      const buf = Buffer.from(b64, 'base64');
+      expect(buf.subarray(1, 4).toString()).toBe('PNG');
+      return { w: buf.readUInt32BE(16), h: buf.readUInt32BE(20) };
+    };
+    const plain = await w.call<Body>('GET', `/api/v1/ops/${id}/screenshot`);
+    expect(plain.body.full_screenshot).toBeNull();
+    expect(plain.body.url).toBe(`${site.url}/tall`);
+    const view = png(plain.body.screenshot as string);
+    const full = await w.call<Body>('GET', `/api/v1/ops/${id}/screenshot?full=true`);
+    const whole = png(full.body.full_screenshot as string);
+    expect(png(full.body.screenshot as string)).toEqual(view);
+    // The full page is the document's width: the viewport less its scrollbar.
+    expect(whole.w).toBeLessThanOrEqual(view.w);
+    expect(whole.w).toBeGreaterThan(view.w - 30);
+    expect(whole.h).toBeGreaterThan(5000);
+    const after = await w.call<Body>('GET', `/api/v1/ops/${id}/screenshot`);
+    expect(png(after.body.screenshot as string)).toEqual(view);
+    const bad = await w.call<Body>('GET', `/api/v1/ops/${id}/screenshot?full=maybe`);
+    expect(bad.status).toBe(400);
+  });
+
+  test('an unreachable site is a browser-level failure: 200 with success false, page still usable', async () => {
+    const closed = await closedPort();
+    const r = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
+      body: { url: `http://127.0.0.1:${closed}/` },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      success: false,
+      error: expect.stringMatching(/ERR_CONNECTION_REFUSED/),
+      page_id: id,
+    });
+    expect(await pageEntry(id)).toMatchObject({ state: 'error', error_count: 1 });
+    const ok = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
+      body: { url: `${site.url}/second` },
+    });
+    expect(ok.body.success).toBe(true);
+    expect(await pageEntry(id)).toMatchObject({ state: 'idle' });
+  });
+});
+
+describe('a navigation that never ends', () => {
+  test('408 at 60 s, 409 for a call that waited past the lock timeout, status/pages fast throughout, page usable after', async () => {
+    const id = await createPage('hang');
+    const started = Date.now();
+    const nav = w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
+      body: { url: `${site.url}/hang` },
+    });
+    await waitForState(id, 'loading', 5_000);
+    const entry = await pageEntry(id);
+    expect(entry).toMatchObject({ current_operation: 'navigate', loading: true });
+    expect(entry?.operation_duration).toBeGreaterThan(0);
+    // A second call queues behind the navigation and gives up with 409.
+    const waiting = w.call<Body>('POST', `/api/v1/ops/${id}/extract-content`);
+    const statusTimes: number[] = [];
+    for (let i = 0; i < 20; i += 1) {
+      statusTimes.push((await w.call('GET', '/api/v1/system/status/pages', { auth: false })).ms);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const busy = await waiting;
+    expect(busy.status).toBe(409);
+    expect(busy.body).toMatchObject({ success: false, page_id: id, error: expect.any(String) });
+    const r = await nav;
+    expect(r.status).toBe(408);
+    expect(r.body).toEqual({ success: false, error: expect.stringMatching(/60 s/), page_id: id });
+    // The deadline counts from after the pre-navigation pause.
+    expect(Date.now() - started).toBeGreaterThan(60_000);
+    statusTimes.sort((a, b) => a - b);
+    expect(statusTimes[Math.floor(statusTimes.length / 2)]).toBeLessThan(100);
+    const after = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
+      body: { url: `${site.url}/` },
+    });
+    expect(after.body).toMatchObject({ success: true, status_code: 200 });
+    await w.call('DELETE', `/api/v1/ops/${id}/destroy-page`);
+  }, 100_000);
+});
+
+describe('page health', () => {
+  test('a renderer that stops answering becomes stuck within 10 s while status/pages stays fast; destroy still works', async () => {
+    const id = await createPage('freeze');
+    await w.call('POST', `/api/v1/ops/${id}/navigate`, { body: { url: `${site.url}/freeze` } });
+    const took = await waitForState(id, 'stuck', 15_000);
+    expect(took).toBeLessThan(10_000);
+    const entry = await pageEntry(id);
+    expect(entry).toMatchObject({ stuck: true, responsive: false });
+    const times: number[] = [];
+    for (let i = 0; i < 10; i += 1)
+      times.push((await w.call('GET', '/api/v1/system/status/pages', { auth: false })).ms);
+    expect(Math.max(...times)).toBeLessThan(100);
+    const d = await w.call<Body>('DELETE', `/api/v1/ops/${id}/destroy-page`);
+    expect(d.body.success).toBe(true);
+    expect(await pageEntry(id)).toBeUndefined();
+  }, 40_000);
+
+  test('a crashed tab is reported crashed and comes back with a navigation', async () => {
+    const id = await createPage('crash');
+    const r = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
+      body: { url: 'chrome://crash' },
+    });
+    expect(r.body.success).toBe(false);
+    await waitForState(id, 'crashed', 10_000);
+    const read = await w.call<Body>('POST', `/api/v1/ops/${id}/extract-content`);
+    expect(read.body).toMatchObject({ success: false, error: expect.stringMatching(/crash/i) });
+    const back = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
+      body: { url: `${site.url}/` },
+    });
+    expect(back.body).toMatchObject({ success: true, status_code: 200 });
+    expect(await pageEntry(id)).toMatchObject({ state: 'idle' });
+    await w.call('DELETE', `/api/v1/ops/${id}/destroy-page`);
+  }, 40_000);
+});
