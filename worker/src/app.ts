@@ -2,7 +2,7 @@ import path from 'node:path';
 import express from 'express';
 import type { Navigator } from './browser/navigator';
 import { Authenticator } from './http/auth';
-import { docsRouter } from './http/docs';
+import { docsRouter, localOnly } from './http/docs';
 import { errorHandler, notFound } from './http/error-handler';
 import { buildOpenApi } from './http/openapi';
 import type { RequestTracker } from './http/request-tracker';
@@ -31,6 +31,8 @@ export function allRoutes(deps: AppDeps): RouteDef[] {
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  // Hashing a multi-megabyte HTML or screenshot reply for an ETag costs CPU and helps no client.
+  app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(deps.tracker.middleware());
   // Any content type is read as JSON: `curl -d '{…}'` without a header still works.

@@ -23,9 +23,29 @@ const redocPage = `<!doctype html>
 <body><redoc spec-url="/openapi.json"></redoc>
 <script src="/redoc/redoc.standalone.js"></script></body></html>`;
 
+/**
+ * The browser may load nothing from elsewhere: users run this on closed networks, and a bundle
+ * that reaches for a CDN (ReDoc's footer logo does) must fail closed, not leak a request.
+ */
+export const LOCAL_ONLY_CSP = [
+  "default-src 'self'",
+  "img-src 'self' data: blob:",
+  "style-src 'self' 'unsafe-inline'",
+  "font-src 'self' data:",
+  "script-src 'self'",
+  "worker-src 'self' blob:",
+  "connect-src 'self'",
+].join('; ');
+
+export const localOnly: express.RequestHandler = (_req, res, next) => {
+  res.setHeader('Content-Security-Policy', LOCAL_ONLY_CSP);
+  next();
+};
+
 /** OpenAPI JSON, Swagger UI and ReDoc, every asset served from node_modules (no CDN). */
 export function docsRouter(openApi: () => Record<string, unknown>): Router {
   const router = express.Router();
+  router.use(['/docs', '/redoc'], localOnly);
   router.get(['/openapi.json', '/api/v1/openapi.json'], (_req, res) => {
     res.json(openApi());
   });

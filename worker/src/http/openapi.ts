@@ -1,11 +1,26 @@
 import type Joi from 'joi';
-import j2s from 'joi-to-swagger';
+import parse from 'joi-to-json';
 import type { RouteDef } from './route';
 import { authError, errorEnvelope } from './schemas';
 
 type Json = Record<string, unknown>;
 
-const toSchema = (schema: Joi.Schema): Json => j2s(schema).swagger as Json;
+/**
+ * Unknown fields are accepted and ignored (SPEC: scroll-page), so no schema may claim that
+ * extra properties are refused.
+ */
+function openFields(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(openFields);
+  if (!node || typeof node !== 'object') return node;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (k === 'additionalProperties' && v === false) continue;
+    out[k] = openFields(v);
+  }
+  return out;
+}
+
+const toSchema = (schema: Joi.Schema): Json => openFields(parse(schema, 'open-api')) as Json;
 
 /** Express `:name` segments become OpenAPI `{name}`. */
 export const openApiPath = (expressPath: string): string => expressPath.replace(/:(\w+)/g, '{$1}');
