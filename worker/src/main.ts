@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startVnc, startXvfb } from '../../xvfb/src/display';
@@ -8,6 +9,7 @@ import { findBrowserBinary } from './browser/launch';
 import { Navigator } from './browser/navigator';
 import { ConfigError, findRepoRoot, loadConfig } from './config';
 import type { Config } from './config';
+import { fastStatus } from './http/fast-status';
 import { RequestTracker } from './http/request-tracker';
 import { createLogger } from './log/logger';
 import { RequestLog } from './log/request-log';
@@ -103,7 +105,11 @@ async function main(): Promise<void> {
     version,
     shutdown: () => void shutdown('kill endpoint'),
   });
-  const server = app.listen(config.port, config.host);
+  const quick = fastStatus(navigator);
+  const server = http.createServer((req, res) => {
+    if (!quick(req, res)) app(req, res);
+  });
+  server.listen(config.port, config.host);
   server.once('error', (err) =>
     fatal(`cannot listen on ${config.host}:${config.port}: ${err.message}`),
   );

@@ -1,5 +1,5 @@
-import type { Browser } from 'puppeteer-core';
-import { BadRequest, PageNotFound } from '../errors';
+import type { Browser, Page } from 'puppeteer-core';
+import { ApiError, BadRequest, PageNotFound, errorMessage } from '../errors';
 import { randomHex } from '../util';
 import type { PageState } from './managed-page';
 import { ManagedPage, PAGE_STATES } from './managed-page';
@@ -58,17 +58,26 @@ export class PagePool {
       throw new BadRequest(`Page ${id} already exists`, id);
     }
     if (this.pages.size + this.creating.size >= MAX_PAGES) {
-      throw new BadRequest(`Page pool is full (${MAX_PAGES} pages); destroy one first`, id);
+      throw new BadRequest(
+        `Page pool is full (${MAX_PAGES} pages); destroy one first`,
+        requestedId,
+      );
     }
     this.creating.add(id);
+    let page: Page | null = null;
     try {
-      const page = await this.browser.newPage();
+      page = await this.browser.newPage();
       const cdp = await page.createCDPSession();
       const info = (await cdp.send('Target.getTargetInfo')) as { targetInfo: { targetId: string } };
       const managed = new ManagedPage(id, page, cdp, info.targetInfo.targetId);
       await this.hooks.onPageCreated?.(managed);
       this.pages.set(id, managed);
       return managed;
+    } catch (err) {
+      // No half-made tab outside the pool: close what was opened, then say why.
+      await page?.close().catch(() => undefined);
+      if (err instanceof ApiError) throw err;
+      throw new BadRequest(`Page could not be created: ${errorMessage(err)}`, id);
     } finally {
       this.creating.delete(id);
     }

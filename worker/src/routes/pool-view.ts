@@ -1,5 +1,6 @@
 import type { LeaseTable } from '../browser/leases';
 import type { ManagedPage } from '../browser/managed-page';
+import type { Navigator } from '../browser/navigator';
 
 /** A page as SPEC's detailed pool status shows it: cached values only, never a browser call. */
 export function pageEntry(p: ManagedPage, leases: LeaseTable): Record<string, unknown> {
@@ -18,5 +19,16 @@ export function pageEntry(p: ManagedPage, leases: LeaseTable): Record<string, un
     last_activity: p.lastActivity,
     url: p.url,
     title: p.title,
+  };
+}
+
+/** SPEC's pool status; 500 (NotInitialized) while the navigator is down. */
+export function poolStatus(navigator: Navigator): Record<string, unknown> {
+  const pool = navigator.requirePool();
+  return {
+    total_pages: pool.size,
+    max_pages: navigator.status().max_pages,
+    status_by_state: pool.countByState(),
+    pages: pool.list().map((p) => pageEntry(p, navigator.leases)),
   };
 }

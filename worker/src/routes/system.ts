@@ -7,7 +7,7 @@ import type { RequestTracker } from '../http/request-tracker';
 import type { CommitInfo, ProxyErrors } from '../system-info';
 import { touchUpdateTrigger } from '../system-info';
 import { about, sleep } from '../util';
-import { pageEntry } from './pool-view';
+import { poolStatus } from './pool-view';
 
 export interface SystemDeps {
   navigator: Navigator;
@@ -95,13 +95,7 @@ export function systemRoutes(d: SystemDeps): RouteDef[] {
       }).label('PoolStatus'),
       raw: true,
       handler: async ({ res }) => {
-        const pool = d.navigator.requirePool();
-        res.json({
-          total_pages: pool.size,
-          max_pages: d.navigator.status().max_pages,
-          status_by_state: pool.countByState(),
-          pages: pool.list().map((p) => pageEntry(p, d.navigator.leases)),
-        });
+        res.json(poolStatus(d.navigator));
       },
     },
     {
