@@ -1,0 +1,81 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig, parseEnvFile } from '../src/config';
+
+function repo(files: Record<string, string>): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-config-'));
+  for (const [name, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+    fs.writeFileSync(path.join(root, name), text);
+  }
+  return root;
+}
+
+describe('environment files', () => {
+  test('parses comments, export, quotes and trailing comments', () => {
+    expect(
+      parseEnvFile('# c\nexport A=1\nB="two words"\nC=\'x#y\'\nD=3 # note\n\nnot a line\nE=\n'),
+    ).toEqual({ A: '1', B: 'two words', C: 'x#y', D: '3', E: '' });
+  });
+
+  test('defaults match SPEC when nothing is set', () => {
+    const root = repo({});
+    const c = loadConfig({}, root);
+    expect(c).toMatchObject({
+      host: '0.0.0.0',
+      port: 5000,
+      serviceKey: null,
+      personaDir: null,
+      profileDir: path.join(root, 'browser-profile'),
+      slowmoMs: 200,
+      wakerUrl: 'http://127.0.0.1:4900',
+      dataDir: root,
+    });
+  });
+
+  test('.env, then PERSONA_DIR/persona.env on top, then the process environment', () => {
+    const root = repo({
+      '.env':
+        'SERVICE_KEY=from-dotenv\nBROWSER_SLOWMO=10\nPORT=5100\nPERSONA_DIR=personas/ann\nWAKER_PORT=4999\n',
+      'personas/ann/persona.env': 'BROWSER_SLOWMO=20\nPORT=5101\n',
+    });
+    const c = loadConfig({ PORT: '5102' }, root);
+    expect(c.serviceKey).toBe('from-dotenv');
+    expect(c.slowmoMs).toBe(20);
+    expect(c.port).toBe(5102);
+    expect(c.personaDir).toBe(path.join(root, 'personas/ann'));
+    expect(c.profileDir).toBe(path.join(root, 'personas/ann/profile'));
+    expect(c.dataDir).toBe(c.personaDir);
+    expect(c.wakerUrl).toBe('http://127.0.0.1:4999');
+  });
+
+  test.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['BROWSER_SLOWMO', '-1'],
+    ['WAKER_PORT', '0'],
+    ['WAKER_URL', 'ftp://x'],
+    ['HEALTH_TIMEOUT', 'soon'],
+    ['VNC_PORT', 'x'],
+  ])('a bad %s=%s is refused with a message naming it', (name, value) => {
+    const root = repo({});
+    expect(() => loadConfig({ [name]: value }, root)).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value }, root)).toThrow(new RegExp(`^invalid ${name}: `));
+  });
+
+  test('a missing persona folder is named', () => {
+    const root = repo({});
+    expect(() => loadConfig({ PERSONA_DIR: 'nope' }, root)).toThrow(
+      /invalid PERSONA_DIR: .*does not exist/,
+    );
+  });
+
+  test('an empty value counts as unset', () => {
+    const root = repo({});
+    expect(loadConfig({ SERVICE_KEY: '', PERSONA_DIR: '' }, root)).toMatchObject({
+      serviceKey: null,
+      personaDir: null,
+    });
+  });
+});
