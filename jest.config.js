@@ -9,4 +9,5 @@ module.exports = {
   // Real browsers and displays: one file at a time keeps a 2-core machine honest.
   maxWorkers: 1,
   verbose: true,
+  reporters: ['default', '<rootDir>/worker/test/helpers/summary-reporter.cjs'],
 };

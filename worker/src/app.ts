@@ -45,6 +45,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(docsRouter(() => (openApi ??= buildOpenApi(routes, deps.version))));
   app.use(
     '/',
+    localOnly,
     express.static(path.join(deps.repoRoot, 'worker', 'panel'), { index: 'index.html' }),
   );
   app.use('/api', notFound);

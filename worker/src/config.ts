@@ -86,17 +86,16 @@ export function loadConfig(env: NodeJS.ProcessEnv, repoRoot: string): Config {
     ? readEnvFile(path.join(path.resolve(repoRoot, personaDirRaw), 'persona.env'))
     : {};
   const merged: Record<string, string | undefined> = { ...base, ...persona, ...env };
-  const { value, error } = schema.validate(merged);
-  if (error) {
-    const detail = error.details[0];
+  const result: Joi.ValidationResult<Record<string, unknown>> = schema.validate(merged);
+  if (result.error) {
+    const detail = result.error.details[0];
     const name = detail?.path.join('.') ?? 'environment';
-    throw new ConfigError(`invalid ${name}: ${detail?.message ?? error.message}`);
+    throw new ConfigError(`invalid ${name}: ${detail?.message ?? result.error.message}`);
   }
-  const v = value as Record<string, unknown>;
-  const str = (k: string): string | null => (typeof v[k] === 'string' ? (v[k] as string) : null);
-  const personaDir = str('PERSONA_DIR')
-    ? path.resolve(repoRoot, str('PERSONA_DIR') as string)
-    : null;
+  const v = result.value;
+  const str = (k: string): string | null => (typeof v[k] === 'string' ? v[k] : null);
+  const personaDirSetting = str('PERSONA_DIR');
+  const personaDir = personaDirSetting ? path.resolve(repoRoot, personaDirSetting) : null;
   if (personaDir && !fs.existsSync(personaDir)) {
     throw new ConfigError(`invalid PERSONA_DIR: folder ${personaDir} does not exist`);
   }

@@ -95,7 +95,7 @@ export interface LaunchOptions {
 export async function launchBrowser(opts: LaunchOptions): Promise<Browser> {
   fs.mkdirSync(opts.profileDir, { recursive: true });
   clearStaleProfileLocks(opts.profileDir);
-  const puppeteer = addExtra(puppeteerCore as never);
+  const puppeteer = addExtra(puppeteerCore);
   puppeteer.use(StealthPlugin());
   const args = chromiumArgs();
   // Chromium refuses to run as root without it; a container's root is the common case.

@@ -1,4 +1,5 @@
 import type { RequestHandler, Response } from 'express';
+import { errorMessage } from '../errors';
 import type { RequestLog, RequestRow } from '../log/request-log';
 import { randomHex } from '../util';
 
@@ -7,7 +8,8 @@ const SYSTEM = '/api/v1/system/';
 
 /** `kind` and `name` of SPEC's request log for an API path. */
 export function classify(path: string): { kind: string; name: string } {
-  const segments = path.slice(API.length).split('/').filter(Boolean);
+  // Express matches routes case-insensitively: /API/V1/OPS/… is the same call as /api/v1/ops/….
+  const segments = path.slice(API.length).toLowerCase().split('/').filter(Boolean);
   const [first = '', second] = segments;
   if (first === 'ops' || first === 'primitive') return { kind: first, name: segments.at(-1) ?? '' };
   if (second === 'plugin' && segments.length > 2) {
@@ -30,7 +32,13 @@ export class RequestTracker {
   private readonly open = new Map<string, { row: RequestRow; started: number }>();
   private lastFinished = Date.now();
 
-  constructor(private readonly log: RequestLog) {}
+  private logFailing = false;
+
+  constructor(
+    private readonly log: RequestLog,
+    private readonly onLogError: (err: unknown) => void = (err) =>
+      process.stderr.write(`request log not written: ${errorMessage(err)}\n`),
+  ) {}
 
   activity(): Activity {
     return {
@@ -42,13 +50,14 @@ export class RequestTracker {
   middleware(): RequestHandler {
     return (req, res, next) => {
       const path = req.path;
-      if (!path.startsWith(API) || path.startsWith(SYSTEM)) {
+      const lower = path.toLowerCase();
+      if (!lower.startsWith(API) || lower.startsWith(SYSTEM)) {
         next();
         return;
       }
       const row: RequestRow = { id: randomHex(4), method: req.method, path, ...classify(path) };
       this.open.set(row.id, { row, started: performance.now() });
-      this.log.start(row);
+      this.write(() => this.log.start(row));
       this.onEnd(res, () => this.finish(row.id, res.statusCode));
       next();
     };
@@ -64,7 +73,19 @@ export class RequestTracker {
     if (!entry) return;
     this.open.delete(id);
     this.lastFinished = Date.now();
-    this.log.end(entry.row, status, performance.now() - entry.started);
+    const ms = performance.now() - entry.started;
+    this.write(() => this.log.end(entry.row, status, ms));
+  }
+
+  /** A log that cannot be written (disk full…) never fails the request; reported once a spell. */
+  private write(append: () => void): void {
+    try {
+      append();
+      this.logFailing = false;
+    } catch (err) {
+      if (!this.logFailing) this.onLogError(err);
+      this.logFailing = true;
+    }
   }
 
   /** Runs `done` once, when the response is handed over, whether or not the socket is alive. */

@@ -44,15 +44,17 @@ function validate(
   pageId: string | null,
 ): Record<string, unknown> {
   if (!schema) return {};
-  const { value: out, error } = schema.validate(value ?? {}, {
+  const result: Joi.ValidationResult<Record<string, unknown>> = schema.validate(value ?? {}, {
     convert: true,
     allowUnknown: true,
     stripUnknown: true,
     abortEarly: true,
   });
-  if (error)
-    throw new BadRequest(error.details[0]?.message.replace(/"/g, "'") ?? error.message, pageId);
-  return out as Record<string, unknown>;
+  if (result.error) {
+    const { details, message } = result.error;
+    throw new BadRequest(details[0]?.message.replace(/"/g, "'") ?? message, pageId);
+  }
+  return result.value;
 }
 
 function leaseHeader(req: Request): string | undefined {
@@ -77,6 +79,10 @@ export function mount(
         if (route.auth) auth.check(req);
         const params = req.params as Record<string, string>;
         const pageId = params.page_id ?? null;
+        // Bodies are JSON objects; an array would otherwise be ignored by routes without fields.
+        const raw: unknown = req.body;
+        if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw)))
+          throw new BadRequest('Request body must be a JSON object', pageId);
         const query = validate(route.query, req.query, pageId);
         const body = validate(route.body, req.body, pageId);
         const leaseToken = leaseHeader(req);

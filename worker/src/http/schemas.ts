@@ -4,6 +4,7 @@ import Joi from 'joi';
 export const pageIdSchema = Joi.string()
   .min(1)
   .max(128)
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
   .pattern(/^[^\u0000-\u001f\u007f]+$/, 'printable characters')
   .description('Page identifier (any printable string up to 128 characters)');
 

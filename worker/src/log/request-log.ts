@@ -26,7 +26,6 @@ const dayOf = (d: Date): string => d.toISOString().slice(0, 10);
 export class RequestLog {
   private readonly folder: string;
   private readonly fileOfId = new Map<string, string>();
-  private readonly checkedFiles = new Set<string>();
   private lastRetentionDay: string | null = null;
 
   constructor(
@@ -71,17 +70,26 @@ export class RequestLog {
       [at.toISOString(), event, row.id, row.method, row.kind, row.name, row.path, status, ms]
         .map(csvField)
         .join(',') + '\n';
-    const fd = fs.openSync(file, 'a+', 0o644);
+    let fd: number;
     try {
-      const prefix = this.checkedFiles.has(file) ? '' : this.prefixFor(fd);
-      this.checkedFiles.add(file);
-      fs.writeSync(fd, prefix + line);
+      fd = fs.openSync(file, 'a+', 0o644);
+    } catch (err) {
+      // The folder was removed while the worker runs (a manual clean-up): make it again.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      fs.mkdirSync(this.folder, { recursive: true });
+      fd = fs.openSync(file, 'a+', 0o644);
+    }
+    try {
+      fs.writeSync(fd, this.prefixFor(fd) + line);
     } finally {
       fs.closeSync(fd);
     }
   }
 
-  /** The header for a new file, or a newline when an earlier writer died mid-row. */
+  /**
+   * Checked on every write, so a file deleted meanwhile starts again with its header: the
+   * header for an empty file, or a newline when an earlier writer died mid-row.
+   */
   private prefixFor(fd: number): string {
     const size = fs.fstatSync(fd).size;
     if (size === 0) return COLUMNS.join(',') + '\n';

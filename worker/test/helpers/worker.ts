@@ -82,7 +82,7 @@ export async function startWorker(opts: StartOptions = {}): Promise<RunningWorke
   const profileDir = persona ? path.join(dataDir, 'profile') : (env.BROWSER_PROFILE as string);
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
   const proc = spawn(process.execPath, [MAIN], {
-    env: env as NodeJS.ProcessEnv,
+    env: env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];

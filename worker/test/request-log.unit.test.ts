@@ -1,0 +1,245 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { classify } from '../src/http/request-tracker';
+import type { RequestRow } from '../src/log/request-log';
+import { RequestLog } from '../src/log/request-log';
+import { LOG_HEADER, parseCsv } from './helpers/request-log-file';
+
+/** The request log writer on its own, with a hand-driven clock and a scratch folder. */
+
+let dir: string;
+let folder: string;
+let clock: Date;
+const now = (): Date => clock;
+const at = (iso: string): void => {
+  clock = new Date(iso);
+};
+const file = (day: string): string => path.join(folder, `${day}.csv`);
+const read = (day: string): string => fs.readFileSync(file(day), 'utf8');
+/** Data records of a day file (header checked and dropped). */
+const records = (day: string): string[][] => {
+  const [header, ...rest] = parseCsv(read(day));
+  expect(header?.join(',')).toBe(LOG_HEADER);
+  return rest;
+};
+
+const row = (id: string, over: Partial<RequestRow> = {}): RequestRow => ({
+  id,
+  method: 'POST',
+  kind: 'ops',
+  name: 'navigate',
+  path: `/api/v1/ops/${id}/navigate`,
+  ...over,
+});
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-reqlog-'));
+  folder = path.join(dir, 'requests');
+  at('2026-03-10T12:00:00.000Z');
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('RequestLog rows', () => {
+  test('a new day file gets the header once, then one complete line per row', () => {
+    const log = new RequestLog(dir, now);
+    log.start(row('aaaa0001'));
+    at('2026-03-10T12:00:01.250Z');
+    log.end(row('aaaa0001'), 200, 1250);
+    const text = read('2026-03-10');
+    expect(text.split('\n')).toEqual([
+      LOG_HEADER,
+      '2026-03-10T12:00:00.000Z,start,aaaa0001,POST,ops,navigate,/api/v1/ops/aaaa0001/navigate,,',
+      '2026-03-10T12:00:01.250Z,end,aaaa0001,POST,ops,navigate,/api/v1/ops/aaaa0001/navigate,200,1250',
+      '',
+    ]);
+  });
+
+  test('a second writer on the same day appends without a second header', () => {
+    new RequestLog(dir, now).start(row('aaaa0001'));
+    new RequestLog(dir, now).start(row('aaaa0002'));
+    const lines = read('2026-03-10').split('\n');
+    expect(lines.filter((l) => l === LOG_HEADER)).toHaveLength(1);
+    expect(records('2026-03-10').map((r) => r[2])).toEqual(['aaaa0001', 'aaaa0002']);
+  });
+
+  test('an end row goes to the file of its start even after midnight UTC', () => {
+    const log = new RequestLog(dir, now);
+    at('2026-03-10T23:59:59.900Z');
+    log.start(row('before00'));
+    at('2026-03-11T00:00:00.300Z');
+    log.start(row('after000'));
+    log.end(row('before00'), 200, 400);
+    at('2026-03-11T00:00:00.350Z');
+    log.end(row('after000'), 404, 50);
+
+    expect(records('2026-03-10').map((r) => [r[0], r[1], r[2], r[7]])).toEqual([
+      ['2026-03-10T23:59:59.900Z', 'start', 'before00', ''],
+      ['2026-03-11T00:00:00.300Z', 'end', 'before00', '200'],
+    ]);
+    expect(records('2026-03-11').map((r) => [r[1], r[2], r[7]])).toEqual([
+      ['start', 'after000', ''],
+      ['end', 'after000', '404'],
+    ]);
+  });
+
+  test('status null gives an empty status field; ms is an integer', () => {
+    const log = new RequestLog(dir, now);
+    log.start(row('dead0001'));
+    log.end(row('dead0001'), null, 5012.6);
+    const [, end] = records('2026-03-10');
+    expect(end).toHaveLength(9);
+    expect(end?.[1]).toBe('end');
+    expect(end?.[7]).toBe('');
+    expect(end?.[8]).toMatch(/^\d+$/);
+    expect(Math.abs(Number(end?.[8]) - 5012.6)).toBeLessThanOrEqual(1);
+    expect(read('2026-03-10')).toContain(
+      ',end,dead0001,POST,ops,navigate,/api/v1/ops/dead0001/navigate,,',
+    );
+  });
+
+  test('fields with commas, quotes or line breaks are CSV-quoted and read back intact', () => {
+    const log = new RequestLog(dir, now);
+    const odd = row('quote001', {
+      kind: 'plugin',
+      name: 'odd,"name"',
+      path: '/api/v1/a,b"c/plugin/odd,"name"',
+      method: 'PO\nST',
+    });
+    log.start(odd);
+    log.end(odd, 200, 3);
+    const text = read('2026-03-10');
+    expect(text).toContain('"odd,""name"""');
+    expect(text).toContain('"/api/v1/a,b""c/plugin/odd,""name"""');
+    const recs = records('2026-03-10');
+    expect(recs).toHaveLength(2);
+    for (const r of recs) {
+      expect(r).toHaveLength(9);
+      expect(r.slice(2, 7)).toEqual(['quote001', 'PO\nST', 'plugin', 'odd,"name"', odd.path]);
+    }
+  });
+});
+
+describe('retention', () => {
+  const seed = (names: string[]): void => {
+    fs.mkdirSync(folder, { recursive: true });
+    for (const n of names) fs.writeFileSync(path.join(folder, n), `${LOG_HEADER}\n`);
+  };
+
+  test('the first write of a day deletes day files older than 50 days, nothing else', () => {
+    // Today is 2026-03-10: 2026-01-19 is exactly 50 days old, 2026-01-18 is 51.
+    const old = ['2025-03-10.csv', '2025-12-31.csv', '2026-01-18.csv'];
+    const kept = [
+      '2026-01-19.csv',
+      '2026-02-01.csv',
+      '2026-03-09.csv',
+      'notes.txt',
+      '2020-01-01.csv.bak',
+      '2020-01-01.txt',
+      'backup-2020-01-01.csv',
+      '20200101.csv',
+    ];
+    seed([...old, ...kept]);
+    const log = new RequestLog(dir, now);
+    expect(fs.readdirSync(folder).sort()).toEqual([...old, ...kept].sort()); // not on construction
+    log.start(row('ret00001'));
+    expect(fs.readdirSync(folder).sort()).toEqual([...kept, '2026-03-10.csv'].sort());
+  });
+
+  test('a worker that keeps running prunes again on the first write of the next day', () => {
+    seed(['2026-01-19.csv', '2026-01-20.csv']);
+    const log = new RequestLog(dir, now);
+    log.start(row('day00001'));
+    expect(fs.existsSync(file('2026-01-19'))).toBe(true);
+    at('2026-03-11T00:00:01.000Z');
+    log.end(row('day00001'), 200, 60_000); // still goes to 2026-03-10, but it is a new day
+    expect(fs.existsSync(file('2026-01-19'))).toBe(false);
+    expect(fs.existsSync(file('2026-01-20'))).toBe(true);
+    expect(records('2026-03-10').map((r) => r[1])).toEqual(['start', 'end']);
+  });
+
+  test('a missing requests folder is created by the first write', () => {
+    expect(fs.existsSync(folder)).toBe(false);
+    new RequestLog(dir, now).start(row('mk000001'));
+    expect(records('2026-03-10')).toHaveLength(1);
+  });
+});
+
+describe('damaged or vanished files', () => {
+  const full =
+    '2026-03-10T08:00:00.000Z,end,feed0001,GET,ops,screenshot,/api/v1/ops/p/screenshot,200,31';
+
+  test('a last row that lost only its newline is mended: every line has 9 columns', () => {
+    fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(file('2026-03-10'), `${LOG_HEADER}\n${full}`);
+    const log = new RequestLog(dir, now);
+    log.start(row('next0001'));
+    log.end(row('next0001'), 200, 7);
+    const text = read('2026-03-10');
+    expect(text.endsWith('\n')).toBe(true);
+    const lines = text.slice(0, -1).split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toBe(LOG_HEADER);
+    expect(lines[1]).toBe(full);
+    for (const line of lines) expect(parseCsv(line)[0]).toHaveLength(9);
+    expect(lines.slice(2).map((l) => parseCsv(l)[0]?.[2])).toEqual(['next0001', 'next0001']);
+  });
+
+  test('a row torn mid-field is left alone and the next row starts on its own line', () => {
+    fs.mkdirSync(folder, { recursive: true });
+    const torn = '2026-03-10T09:00:00.000Z,start,torn0001,PO';
+    fs.writeFileSync(file('2026-03-10'), `${LOG_HEADER}\n${full}\n${torn}`);
+    new RequestLog(dir, now).start(row('next0002'));
+    const lines = read('2026-03-10').split('\n');
+    expect(lines).toEqual([
+      LOG_HEADER,
+      full,
+      torn,
+      '2026-03-10T12:00:00.000Z,start,next0002,POST,ops,navigate,/api/v1/ops/next0002/navigate,,',
+      '',
+    ]);
+  });
+
+  test('a day file deleted while the worker runs comes back with its header', () => {
+    const log = new RequestLog(dir, now);
+    log.start(row('gone0001'));
+    fs.rmSync(file('2026-03-10'));
+    log.end(row('gone0001'), 200, 5);
+    expect(records('2026-03-10').map((r) => [r[1], r[2]])).toEqual([['end', 'gone0001']]);
+  });
+
+  test('a requests folder deleted while the worker runs is recreated', () => {
+    const log = new RequestLog(dir, now);
+    log.start(row('gone0002'));
+    fs.rmSync(folder, { recursive: true });
+    log.end(row('gone0002'), 200, 5);
+    log.start(row('gone0003'));
+    expect(records('2026-03-10').map((r) => [r[1], r[2]])).toEqual([
+      ['end', 'gone0002'],
+      ['start', 'gone0003'],
+    ]);
+  });
+});
+
+describe('classify', () => {
+  test.each([
+    ['/api/v1/p1/plugin/archive/check', 'plugin', 'archive/check'],
+    ['/api/v1/p1/plugin/social/get-posts-profile', 'plugin', 'social/get-posts-profile'],
+    ['/api/v1/my%20page/plugin/misc/news-search', 'plugin', 'misc/news-search'],
+    ['/api/v1/ops/create-page', 'ops', 'create-page'],
+    ['/api/v1/ops/p1/navigate', 'ops', 'navigate'],
+    ['/api/v1/ops/p1/destroy-page', 'ops', 'destroy-page'],
+    ['/api/v1/ops/plugin/lease', 'ops', 'lease'],
+    ['/api/v1/ops/p1/navigate/', 'ops', 'navigate'],
+    ['/api/v1/primitive/p1/click-element', 'primitive', 'click-element'],
+    ['/api/v1/plugins', 'plugins', ''],
+    ['/api/v1/plugins/archive_check/docs', 'plugins', ''],
+    ['/api/v1/media/0123abcd', 'media', ''],
+    ['/api/v1/somewhere/else', 'somewhere', ''],
+    // Express routes paths case-insensitively, so the log names them like their routes.
+    ['/API/V1/OPS/p1/Navigate', 'ops', 'navigate'],
+    ['/Api/v1/P1/Plugin/Archive/Check', 'plugin', 'archive/check'],
+  ])('%s: kind %p, name %p', (p, kind, name) => {
+    expect(classify(p)).toEqual({ kind, name });
+  });
+});
