@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import puppeteer from 'puppeteer-core';
 import { startXvfb } from '../../xvfb/src/display';
 import type { Fixture } from './helpers/fixture';
 import { startFixture } from './helpers/fixture';
@@ -88,17 +89,56 @@ describe('navigator states', () => {
     ).toBe(0);
   });
 
-  test('a browser window closed by hand comes back by itself', async () => {
-    const main = Math.min(...browserPids(w));
-    process.kill(main, 'SIGKILL');
+  test('a tab closed by hand leaves the pool, and its lease with it', async () => {
+    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'byhand' } });
+    await w.call('POST', '/api/v1/ops/byhand/navigate', {
+      body: { url: `${site.url}/second?byhand` },
+    });
+    await w.call('POST', '/api/v1/ops/byhand/lease');
+    // A person at the screen: another client of the same browser closes the tab.
+    const port = fs
+      .readFileSync(path.join(w.profileDir, 'DevToolsActivePort'), 'utf8')
+      .split('\n')[0];
+    const person = await puppeteer.connect({
+      browserURL: `http://127.0.0.1:${port}`,
+      defaultViewport: null,
+    });
+    const tab = (await person.pages()).find((p) => p.url().endsWith('?byhand'));
+    await tab?.close();
+    await person.disconnect();
+    const until = Date.now() + 5_000;
+    let ids: string[] = ['byhand'];
+    while (Date.now() < until && ids.includes('byhand')) {
+      const pool = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
+      ids = (pool.body.pages as Body[]).map((p) => p.page_id as string);
+    }
+    expect(ids).not.toContain('byhand');
+    const again = await w.call<Body>('POST', '/api/v1/ops/create-page', {
+      body: { page_id: 'byhand' },
+    });
+    expect(again.status).toBe(200);
+    expect((await w.call('POST', '/api/v1/ops/byhand/extract-content')).status).toBe(200);
+    await w.call('DELETE', '/api/v1/ops/byhand/destroy-page');
+  });
+
+  test('a browser killed from outside comes back by itself', async () => {
+    const before = browserPids(w);
+    process.kill(Math.min(...before), 'SIGKILL');
     const until = Date.now() + 20_000;
     let status: Body = {};
+    let fresh: number[] = [];
     while (Date.now() < until) {
       status = (await w.call<Body>('GET', '/api/v1/system/status', { auth: false })).body;
-      if (status.initialized && !browserPids(w).includes(main)) break;
+      fresh = browserPids(w).filter((p) => !before.includes(p));
+      if (status.initialized && fresh.length > 0) break;
       await new Promise((r) => setTimeout(r, 200));
     }
+    expect(fresh.length).toBeGreaterThan(0);
     expect(status).toMatchObject({ initialized: true, page_count: 0 });
+    const created = await w.call<Body>('POST', '/api/v1/ops/create-page', {
+      body: { page_id: 'again' },
+    });
+    expect(created.status).toBe(200);
   });
 });
 

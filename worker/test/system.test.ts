@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { startFixture } from './helpers/fixture';
 import type { RunningWorker } from './helpers/worker';
 import { startWorker } from './helpers/worker';
 
@@ -43,6 +44,46 @@ describe('ping', () => {
     expect(r.body.proxy_errors).toBeNull();
     expect(r.body.activity).toEqual({ in_flight: 0, idle_seconds: expect.any(Number) });
     expect(r.body.commit === null || /^[0-9a-f]{40}$/.test(r.body.commit.hash)).toBe(true);
+  });
+});
+
+describe('activity', () => {
+  test('counts client calls in flight, and idle time once they finish', async () => {
+    const site = await startFixture();
+    try {
+      await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'act' } });
+      const nav = w.call('POST', '/api/v1/ops/act/navigate', {
+        body: { url: `${site.url}/slow?ms=4000` },
+      });
+      const during = await w.call<Record<string, any>>('GET', '/api/v1/system/ping', {
+        auth: false,
+      });
+      expect(during.body.activity).toEqual({ in_flight: 1, idle_seconds: null });
+      await nav;
+      await new Promise((r) => setTimeout(r, 1100));
+      const after = await w.call<Record<string, any>>('GET', '/api/v1/system/ping', {
+        auth: false,
+      });
+      expect(after.body.activity.in_flight).toBe(0);
+      expect(after.body.activity.idle_seconds).toBeGreaterThanOrEqual(2);
+      expect(after.body.activity.idle_seconds).toBeLessThan(10);
+    } finally {
+      await w.call('DELETE', '/api/v1/ops/act/destroy-page');
+      await site.close();
+    }
+  });
+});
+
+describe('proxy_errors', () => {
+  test('becomes a count once the persona has a proxy identity file', async () => {
+    const file = path.join(w.dataDir, 'proxy-identity.json');
+    fs.writeFileSync(file, '{}');
+    try {
+      const r = await w.call<Record<string, any>>('GET', '/api/v1/system/ping', { auth: false });
+      expect(r.body.proxy_errors).toBe(0);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
   });
 });
 

@@ -104,7 +104,13 @@ export class Navigator {
     const started = Date.now();
     const browser = await launchBrowser(this.opts);
     this.browser = browser;
-    this.pool = new PagePool(browser, this.opts.hooks);
+    this.pool = new PagePool(browser, {
+      ...this.opts.hooks,
+      onPageClosed: (pageId) => {
+        this.leases.forget(pageId);
+        this.opts.hooks?.onPageClosed?.(pageId);
+      },
+    });
     this.opts.logger.info('browser started', {
       pid: browser.process()?.pid,
       ms: Date.now() - started,

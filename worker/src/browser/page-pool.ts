@@ -72,6 +72,13 @@ export class PagePool {
       const managed = new ManagedPage(id, page, cdp, info.targetInfo.targetId);
       await this.hooks.onPageCreated?.(managed);
       this.pages.set(id, managed);
+      // A tab closed from outside (a person at the VNC view, a crash of its window) leaves the pool.
+      page.once('close', () => {
+        if (this.pages.get(id) !== managed) return;
+        this.pages.delete(id);
+        managed.closed = true;
+        this.hooks.onPageClosed?.(id);
+      });
       return managed;
     } catch (err) {
       // No half-made tab outside the pool: close what was opened, then say why.

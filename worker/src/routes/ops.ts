@@ -49,7 +49,6 @@ export function opsRoutes(navigator: Navigator): RouteDef[] {
       handler: async ({ page }) => {
         const pool = navigator.requirePool();
         await pool.destroy(page.id);
-        navigator.leases.forget(page.id);
         return { message: `Page ${page.id} destroyed`, total_pages: pool.size };
       },
     },
