@@ -3,7 +3,9 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/worker', '<rootDir>/xvfb'],
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  // With isolatedModules (tsconfig.json) ts-jest transpiles file by file; type checking is
+  // `npm run lint`'s job.
+  transform: { '^.+\\.ts$': 'ts-jest' },
   globalSetup: '<rootDir>/worker/test/helpers/global-setup.ts',
   testTimeout: 120000,
   // Real browsers and displays: one file at a time keeps a 2-core machine honest.
