@@ -10,6 +10,7 @@ import type { RouteDef } from './http/route';
 import { mount } from './http/route';
 import type { Logger } from './log/logger';
 import { opsRoutes } from './routes/ops';
+import { primitiveRoutes } from './routes/primitive';
 import type { SystemDeps } from './routes/system';
 import { systemRoutes } from './routes/system';
 
@@ -24,7 +25,7 @@ export interface AppDeps extends SystemDeps {
 }
 
 export function allRoutes(deps: AppDeps): RouteDef[] {
-  return [...systemRoutes(deps), ...opsRoutes(deps.navigator)];
+  return [...systemRoutes(deps), ...opsRoutes(deps.navigator), ...primitiveRoutes(deps.navigator)];
 }
 
 /** The HTTP application, apart from any listener (tests and main both use it). */

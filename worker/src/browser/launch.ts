@@ -29,12 +29,17 @@ export function findBrowserBinary(chromePath: string | null): string {
   return found;
 }
 
+/** A live process on this host; a zombie (exited, not yet reaped) counts as gone. */
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    return !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
   }
 }
 

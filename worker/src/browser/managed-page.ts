@@ -34,6 +34,8 @@ export class ManagedPage {
   lastActivity = epochSeconds();
   title = '';
   closed = false;
+  /** Where this page's mouse pointer rests between calls (viewport CSS pixels). */
+  pointer = { x: 500 + Math.random() * 600, y: 300 + Math.random() * 300 };
   private probing = false;
 
   constructor(

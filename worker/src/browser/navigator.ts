@@ -26,6 +26,7 @@ export interface NavigatorStatus {
 }
 
 const RELAUNCH_DELAY_MS = 1_000;
+const RELAUNCH_ATTEMPTS = 5;
 
 /** Owns the browser process and the pool on top of it; start, stop and restart per SPEC. */
 export class Navigator {
@@ -119,13 +120,21 @@ export class Navigator {
       if (this.browser !== browser) return;
       this.opts.logger.warn('browser disconnected unexpectedly; relaunching');
       this.discard();
-      setTimeout(() => {
-        if (!this.running || this.browser) return;
-        this.serial(async () => {
-          if (this.running && !this.browser) await this.launch();
-        }).catch((err: unknown) => this.opts.logger.error('relaunch failed', { err }));
-      }, RELAUNCH_DELAY_MS).unref();
+      this.relaunch(1);
     });
+  }
+
+  /** Brings a browser that died on its own back, retrying a few times with growing pauses. */
+  private relaunch(attempt: number): void {
+    setTimeout(() => {
+      if (!this.running || this.browser) return;
+      this.serial(async () => {
+        if (this.running && !this.browser) await this.launch();
+      }).catch((err: unknown) => {
+        this.opts.logger.error('relaunch failed', { err, attempt });
+        if (attempt < RELAUNCH_ATTEMPTS) this.relaunch(attempt + 1);
+      });
+    }, RELAUNCH_DELAY_MS * attempt).unref();
   }
 
   private discard(): void {

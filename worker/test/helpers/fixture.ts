@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { INPUT_PAGE } from './input-page';
 import type { AddressInfo } from 'node:net';
 
 export interface Fixture {
@@ -60,6 +61,8 @@ export async function startFixture(): Promise<Fixture> {
         hanging.add(res);
         res.on('close', () => hanging.delete(res));
         return;
+      case '/input':
+        return html(200, INPUT_PAGE);
       case '/visibility':
         // The title tells whether this tab is the one in front.
         return html(

@@ -1,0 +1,107 @@
+import { median, percentile } from '../stats';
+import type { InputEvent, Recorded } from './events';
+import type { Figures } from './figures';
+import { diffs, fig, mean, sd, share, skewness } from './figures';
+import { segments } from './mouse-metrics';
+
+/** Typing and scrolling figures from a recorded log (segments marked `typing`, `scroll:N`). */
+
+const MODIFIERS = new Set(['Shift', 'Control', 'Alt', 'Meta', 'CapsLock']);
+
+export function typingFigures(log: readonly Recorded[], text: string, finalValue: string): Figures {
+  const seg = segments(log).find((s) => s.mark.label === 'typing');
+  const downs = (seg?.events ?? []).filter(
+    (e) => e.type === 'keydown' && !MODIFIERS.has(e.key ?? ''),
+  );
+  const gaps = diffs(downs.map((e) => e.ts));
+  const backspaces = downs.filter((e) => e.key === 'Backspace').length;
+  // One correction is a run of backspaces; a typo noticed late takes several.
+  let corrections = 0;
+  downs.forEach((e, i) => {
+    if (e.key === 'Backspace' && downs[i - 1]?.key !== 'Backspace') corrections++;
+  });
+  const holds: number[] = [];
+  const open = new Map<string, number>();
+  for (const e of seg?.events ?? []) {
+    if (e.type === 'keydown') open.set(e.key ?? '', e.ts);
+    if (e.type === 'keyup' && open.has(e.key ?? '')) {
+      holds.push(e.ts - (open.get(e.key ?? '') as number));
+      open.delete(e.key ?? '');
+    }
+  }
+  const logGaps = gaps.filter((g) => g > 0).map(Math.log);
+  return {
+    key_dt_mean: fig(
+      mean(gaps),
+      `${gaps.length} intervals, median ${median(gaps).toFixed(0)}, p95 ${percentile(gaps, 95).toFixed(0)} ms`,
+    ),
+    key_dt_sd: fig(
+      sd(gaps),
+      `skew ${skewness(gaps).toFixed(2)}, of log ${skewness(logGaps).toFixed(2)} (log-normal: >0, ≈0)`,
+    ),
+    chars_per_typo: fig(
+      corrections ? text.length / corrections : Number.NaN,
+      `${corrections} corrections, ${backspaces} backspaces (${((backspaces / text.length) * 100).toFixed(1)} per 100 chars)`,
+    ),
+    key_hold: fig(median(holds), `n=${holds.length}`),
+    text_exact: fig(
+      finalValue === text ? 1 : 0,
+      `${finalValue.length}/${text.length} chars in the input`,
+    ),
+  };
+}
+
+interface ScrollCall {
+  requested: number;
+  main: number[];
+  back: number[];
+  net: number;
+}
+
+function scrollCalls(log: readonly Recorded[]): ScrollCall[] {
+  const segs = segments(log);
+  const calls: ScrollCall[] = [];
+  segs.forEach((s, i) => {
+    const m = /^scroll:(-?\d+)$/.exec(s.mark.label);
+    if (!m) return;
+    const requested = Number(m[1]);
+    const dir = Math.sign(requested);
+    const wheels = s.events.filter((e): e is InputEvent & { deltaY: number } => e.type === 'wheel');
+    const end = segs[i + 1]?.mark.scrollY ?? s.mark.scrollY;
+    calls.push({
+      requested,
+      main: wheels.filter((e) => Math.sign(e.deltaY) === dir).map((e) => Math.abs(e.deltaY)),
+      back: wheels.filter((e) => Math.sign(e.deltaY) === -dir).map((e) => Math.abs(e.deltaY)),
+      net: (end - s.mark.scrollY) * dir,
+    });
+  });
+  return calls;
+}
+
+export function scrollFigures(log: readonly Recorded[]): Figures {
+  const calls = scrollCalls(log);
+  const notches = calls.flatMap((c) => [...c.main, ...c.back]);
+  const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
+  const inflation = calls.map((c) => sum(c.main) / Math.abs(c.requested));
+  const back = calls.map((c) => (sum(c.main) ? sum(c.back) / sum(c.main) : 0));
+  const netRatio = calls.map((c) => c.net / Math.abs(c.requested));
+  const wheels = calls.map((c) => c.main.length + c.back.length);
+  return {
+    notch_px: fig(
+      median(notches),
+      notches.length
+        ? `${notches.length} wheel events in ${calls.length} calls, ${Math.min(...notches).toFixed(0)}–${Math.max(...notches).toFixed(0)} px`
+        : `no wheel events in ${calls.length} calls`,
+    ),
+    notch_share: fig(share(notches, (n) => n >= 80 && n <= 120) * 100),
+    scroll_inflation: fig(
+      median(inflation),
+      `per call: ${inflation.map((v) => v.toFixed(2)).join(' ')}`,
+    ),
+    scroll_back: fig(median(back), `per call: ${back.map((v) => v.toFixed(2)).join(' ')}`),
+    scroll_net: fig(
+      median(netRatio),
+      `per call: ${netRatio.map((v) => v.toFixed(2)).join(' ')}; wheels/call ${wheels.join(' ')}`,
+    ),
+  };
+}

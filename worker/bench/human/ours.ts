@@ -1,0 +1,48 @@
+import type { BenchWorker } from '../spawn';
+import type { Driver } from './session';
+
+/** Our side: every input goes through the worker's REST primitives, nothing else. */
+
+/** A primitive the worker does not serve (yet): the report says so instead of a figure. */
+export class EndpointMissing extends Error {}
+
+const CALL_TIMEOUT_MS = 60_000;
+
+export function apiDriver(w: BenchWorker, pageId: string): Driver {
+  const call = async (name: string, body: Record<string, unknown>): Promise<void> => {
+    const route = `/api/v1/primitive/${encodeURIComponent(pageId)}/${name}`;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`${name} gave no answer in ${CALL_TIMEOUT_MS / 1000} s`)),
+        CALL_TIMEOUT_MS,
+      );
+    });
+    try {
+      const r = await Promise.race([
+        w.client.json<{ success?: boolean; error?: string }>('POST', route, body),
+        timeout,
+      ]);
+      if (r.status === 404 && r.body.error?.startsWith('No route')) {
+        throw new EndpointMissing(`n/a (endpoint missing: ${name})`);
+      }
+      if (r.status !== 200 || r.body.success !== true) {
+        throw new Error(`${name} answered ${r.status}: ${r.body.error ?? JSON.stringify(r.body)}`);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  return {
+    act: async (t) => {
+      if (t.kind === 'hover') await call('hover-position', { x: t.x, y: t.y });
+      else if (t.kind === 'click-position') await call('click-position', { x: t.x, y: t.y });
+      else await call('click-element', { selector: '#target' });
+    },
+    type: async (selector, text) => {
+      await call('click-element', { selector });
+      await call('type-text', { text });
+    },
+    scroll: (distance) => call('scroll-page', { distance }),
+  };
+}

@@ -1,0 +1,150 @@
+import type { ManagedPage } from '../browser/managed-page';
+import { BadRequest, BrowserFailure } from '../errors';
+import { InputExecutor } from './executor';
+import type { Geometry } from './geometry';
+import { hits, measure } from './geometry';
+import { pickLandingPoint } from './mouse-plan';
+import { systemRng } from './random';
+import type { Box, Point } from './types';
+
+/** Corrective moves allowed when the element moves during the approach (SPEC rule 1). */
+export const MAX_CORRECTIONS = 2;
+/** How far (px) the element may drift before the approach is corrected. */
+const DRIFT_PX = 2;
+const LANDING_TRIES = 6;
+
+export const executorFor = (mp: ManagedPage): InputExecutor => new InputExecutor(mp, systemRng());
+
+const inside = (p: Point, b: Box): boolean =>
+  p.x >= b.x && p.y >= b.y && p.x <= b.x + b.width && p.y <= b.y + b.height;
+
+function visiblePart(g: Geometry, mp: ManagedPage, selector: string): Box {
+  if (!g.found) throw new BrowserFailure(`No element matches '${selector}'`, mp.id);
+  if (!g.intersection) {
+    throw new BrowserFailure(
+      `Element '${selector}' is not visible in the viewport; scroll to it first`,
+      mp.id,
+    );
+  }
+  return g.intersection;
+}
+
+/** A landing point inside the visible part that really hits the element (not a cover over it). */
+async function landingPoint(
+  x: InputExecutor,
+  mp: ManagedPage,
+  box: Box,
+  selector: string,
+): Promise<Point> {
+  let cover: string | null = null;
+  for (let i = 0; i < LANDING_TRIES; i += 1) {
+    const p = pickLandingPoint(box, x.rng);
+    const hit = await hits(mp, p);
+    if (hit.hits) return p;
+    cover = hit.cover;
+  }
+  throw new BrowserFailure(
+    `Element '${selector}' is covered by ${cover ?? 'another element'}`,
+    mp.id,
+  );
+}
+
+const movedBox = (a: Box, b: Box): boolean =>
+  Math.abs(a.x - b.x) > DRIFT_PX ||
+  Math.abs(a.y - b.y) > DRIFT_PX ||
+  Math.abs(a.width - b.width) > DRIFT_PX ||
+  Math.abs(a.height - b.height) > DRIFT_PX;
+
+/**
+ * Moves the pointer onto the element like a hand would: a curved, Fitts-timed path to a point
+ * spread around the visible part's centre. On arrival the element is measured again; if it moved
+ * meanwhile, up to two short corrective moves follow it, then the call gives up.
+ */
+export async function approachElement(
+  mp: ManagedPage,
+  selector: string,
+): Promise<{ x: InputExecutor; at: Point }> {
+  const x = executorFor(mp);
+  const first = await measure(mp, selector);
+  let box = visiblePart(first, mp, selector);
+  let target = await landingPoint(x, mp, box, selector);
+  for (let correction = 0; ; correction += 1) {
+    const reference = box;
+    const watch = watchForMovement(mp, reference);
+    try {
+      await x.moveTo(target, Math.min(box.width, box.height), first.viewport);
+    } finally {
+      watch.stop();
+    }
+    const movedMeanwhile = await watch.moved;
+    const now = await measure(mp, null);
+    if (!now.found) throw new BrowserFailure(`Element '${selector}' disappeared`, mp.id);
+    if (!now.intersection) {
+      throw new BrowserFailure(`Element '${selector}' left the viewport`, mp.id);
+    }
+    if (
+      !movedMeanwhile &&
+      !movedBox(reference, now.intersection) &&
+      inside(target, now.intersection)
+    ) {
+      const hit = await hits(mp, target);
+      if (hit.hits) return { x, at: target };
+    }
+    if (correction >= MAX_CORRECTIONS) {
+      throw new BrowserFailure(
+        `Element '${selector}' kept moving; gave up after ${MAX_CORRECTIONS} corrections`,
+        mp.id,
+      );
+    }
+    box = now.intersection;
+    target = await landingPoint(x, mp, box, selector);
+  }
+}
+
+/** How often the element is looked at while the hand is on its way, like an eye on the target. */
+const WATCH_INTERVAL_MS = 60;
+
+/** Samples the element during a movement; `moved` says whether it left `reference` meanwhile. */
+function watchForMovement(
+  mp: ManagedPage,
+  reference: Box,
+): { moved: Promise<boolean>; stop(): void } {
+  let running = true;
+  const moved = (async () => {
+    while (running) {
+      await new Promise((r) => setTimeout(r, WATCH_INTERVAL_MS));
+      if (!running) break;
+      const g = await measure(mp, null).catch(() => null);
+      if (!g?.intersection || movedBox(reference, g.intersection)) return true;
+    }
+    return false;
+  })();
+  return {
+    moved,
+    stop: () => {
+      running = false;
+    },
+  };
+}
+
+export function checkViewportPoint(
+  mp: ManagedPage,
+  p: Point,
+  viewport: { width: number; height: number },
+): void {
+  if (p.x < 0 || p.y < 0 || p.x >= viewport.width || p.y >= viewport.height) {
+    throw new BadRequest(
+      `Position (${p.x}, ${p.y}) is outside the viewport (${viewport.width}x${viewport.height})`,
+      mp.id,
+    );
+  }
+}
+
+export async function viewportOf(mp: ManagedPage): Promise<{ width: number; height: number }> {
+  return (await measure(mp, null)).viewport;
+}
+
+export const round = (p: Point): Point => ({
+  x: Math.round(p.x * 10) / 10,
+  y: Math.round(p.y * 10) / 10,
+});

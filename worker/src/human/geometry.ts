@@ -1,0 +1,115 @@
+import type { ManagedPage } from '../browser/managed-page';
+import { BadRequest } from '../errors';
+import { evalIsolated, PageScriptError } from './page-world';
+import type { Box, Point } from './types';
+
+export interface Geometry {
+  found: boolean;
+  /** At least part of the element is on screen and it is not `visibility: hidden`. */
+  visible: boolean;
+  /** Wholly inside the viewport, not clipped by any overflow-clipping ancestor. */
+  fully_visible: boolean;
+  /** The full layout rectangle (viewport coordinates). */
+  bounding_box: Box | null;
+  /** The visible part: clipped to the viewport and every overflow-clipping ancestor. */
+  intersection: Box | null;
+  viewport: { width: number; height: number };
+}
+
+/**
+ * In-page: finds the element (kept for later calls in this isolated world) and measures it.
+ * `selector` null re-measures the element found last. Plain JS: it is sent as source text.
+ */
+function measureInPage(selector: string | null): unknown {
+  const g = globalThis as unknown as { __pbTarget?: Element | null };
+  if (selector !== null) {
+    try {
+      g.__pbTarget = document.querySelector(selector);
+    } catch (e) {
+      return { invalidSelector: String((e as Error).message) };
+    }
+  }
+  const el = g.__pbTarget;
+  const root = document.documentElement;
+  const viewport = { width: root.clientWidth, height: root.clientHeight };
+  const none = {
+    found: false,
+    visible: false,
+    fully_visible: false,
+    bounding_box: null,
+    intersection: null,
+    viewport,
+  };
+  if (!el || !el.isConnected) return none;
+  const r = el.getBoundingClientRect();
+  const box = { x: r.left, y: r.top, width: r.width, height: r.height };
+  let left = Math.max(0, r.left);
+  let top = Math.max(0, r.top);
+  let right = Math.min(viewport.width, r.right);
+  let bottom = Math.min(viewport.height, r.bottom);
+  const style = getComputedStyle(el);
+  // A fixed element escapes the clipping of its scrolling ancestors.
+  if (style.position !== 'fixed') {
+    for (let a = el.parentElement; a && a !== root; a = a.parentElement) {
+      const cs = getComputedStyle(a);
+      const ar = a.getBoundingClientRect();
+      const cl = ar.left + a.clientLeft;
+      const ct = ar.top + a.clientTop;
+      if (cs.overflowX !== 'visible') {
+        left = Math.max(left, cl);
+        right = Math.min(right, cl + a.clientWidth);
+      }
+      if (cs.overflowY !== 'visible') {
+        top = Math.max(top, ct);
+        bottom = Math.min(bottom, ct + a.clientHeight);
+      }
+      if (cs.position === 'fixed') break;
+    }
+  }
+  const shown = style.visibility !== 'hidden' && style.display !== 'none';
+  const hasArea = right - left > 0 && bottom - top > 0;
+  const visible = shown && r.width > 0 && r.height > 0 && hasArea;
+  const eps = 0.5;
+  return {
+    found: true,
+    visible,
+    fully_visible:
+      visible &&
+      left <= r.left + eps &&
+      top <= r.top + eps &&
+      right >= r.right - eps &&
+      bottom >= r.bottom - eps,
+    bounding_box: box,
+    intersection: visible ? { x: left, y: top, width: right - left, height: bottom - top } : null,
+    viewport,
+  };
+}
+
+/** In-page: whether the point hits the element found last (or something inside it). */
+function hitsInPage(x: number, y: number): unknown {
+  const el = (globalThis as unknown as { __pbTarget?: Element | null }).__pbTarget;
+  const hit = document.elementFromPoint(x, y);
+  if (!el || !hit) return { hits: false, cover: hit ? hit.tagName.toLowerCase() : null };
+  if (el === hit || el.contains(hit)) return { hits: true, cover: null };
+  const id = hit.id ? `#${hit.id}` : '';
+  return { hits: false, cover: hit.tagName.toLowerCase() + id };
+}
+
+/** Finds `selector` and measures it; 400 for a selector the browser cannot parse. */
+export async function measure(mp: ManagedPage, selector: string | null): Promise<Geometry> {
+  const res = await evalIsolated<Geometry & { invalidSelector?: string }>(mp, measureInPage, [
+    selector,
+  ]).catch((err: unknown) => {
+    if (err instanceof PageScriptError)
+      throw new BadRequest(`Selector failed: ${err.message}`, mp.id);
+    throw err;
+  });
+  if (res.invalidSelector !== undefined) {
+    throw new BadRequest(`Invalid CSS selector '${selector ?? ''}'`, mp.id);
+  }
+  return res;
+}
+
+export function hits(mp: ManagedPage, p: Point): Promise<{ hits: boolean; cover: string | null }> {
+  return evalIsolated(mp, hitsInPage, [p.x, p.y]);
+}

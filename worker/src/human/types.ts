@@ -1,0 +1,72 @@
+/**
+ * The contract between the pure planners (input + random source → timed steps) and the thin
+ * executor that sends the steps through CDP `Input.*`. Times are milliseconds; coordinates are
+ * CSS pixels of the viewport.
+ */
+
+/** A random source in [0, 1). Planners take one so that a seed reproduces a plan exactly. */
+export interface Rng {
+  next(): number;
+}
+
+export interface Point {
+  x: number;
+  y: number;
+}
+
+export interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** One mouse-move event: where the pointer is `t` ms after the movement started. */
+export interface MouseStep extends Point {
+  t: number;
+}
+
+export interface MovePlan {
+  /** Increasing `t`, first step after the start point, last step exactly at the target. */
+  steps: MouseStep[];
+  durationMs: number;
+}
+
+/** One key action of a typing plan; `delayMs` is the pause before it. */
+export type KeyStep =
+  | { kind: 'char'; char: string; delayMs: number; typo: boolean }
+  | { kind: 'backspace'; delayMs: number };
+
+export interface TypingPlan {
+  steps: KeyStep[];
+  /** Keys sent: every char step and every backspace. */
+  keysSent: number;
+  /** Typos made (each is corrected). */
+  typos: number;
+}
+
+/** One wheel notch: `deltaY` px (positive scrolls down), after a pause of `delayMs`. */
+export interface WheelNotch {
+  deltaY: number;
+  delayMs: number;
+}
+
+export interface ScrollPlan {
+  /** The request times a random factor in [1.1, 1.2]: the gross distance of the main burst. */
+  inflated: number;
+  main: WheelNotch[];
+  /** Pause between the main burst and the back-scroll. */
+  pauseMs: number;
+  /** Opposite direction, 0.1–0.2 of `inflated` in total. */
+  back: WheelNotch[];
+}
+
+export interface PastePlan {
+  /** The human pause before reaching for Ctrl+V. */
+  delayBeforeMs: number;
+  /** A fumble: paste, notice, undo (Ctrl+Z), paste again. */
+  fumbled: boolean;
+  /** Pause before undoing a fumble, and before the second paste. */
+  fumbleUndoDelayMs: number;
+  fumbleRetryDelayMs: number;
+}
