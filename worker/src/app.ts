@@ -9,10 +9,16 @@ import type { RequestTracker } from './http/request-tracker';
 import type { RouteDef } from './http/route';
 import { mount } from './http/route';
 import type { Logger } from './log/logger';
+import type { CaptureRegistry } from './capture/registry';
+import type { MediaStore } from './media/store';
+import { mediaRoutes } from './routes/media';
+import { networkRoutes } from './routes/network';
 import { opsRoutes } from './routes/ops';
 import { primitiveRoutes } from './routes/primitive';
 import type { SystemDeps } from './routes/system';
 import { systemRoutes } from './routes/system';
+import { visionRoutes } from './routes/vision';
+import type { VisionClient } from './vision/client';
 
 export const BODY_LIMIT = '1mb';
 
@@ -22,10 +28,20 @@ export interface AppDeps extends SystemDeps {
   serviceKey: string | null;
   logger: Logger;
   version: string;
+  media: MediaStore;
+  captures: CaptureRegistry;
+  vision: VisionClient;
 }
 
 export function allRoutes(deps: AppDeps): RouteDef[] {
-  return [...systemRoutes(deps), ...opsRoutes(deps.navigator), ...primitiveRoutes(deps.navigator)];
+  return [
+    ...systemRoutes(deps),
+    ...opsRoutes(deps.navigator),
+    ...networkRoutes(deps.navigator, deps.captures),
+    ...visionRoutes(deps.navigator, deps.vision),
+    ...primitiveRoutes(deps.navigator),
+    ...mediaRoutes(deps.media),
+  ];
 }
 
 /** The HTTP application, apart from any listener (tests and main both use it). */

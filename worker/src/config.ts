@@ -17,6 +17,16 @@ export interface Config {
   chromePath: string | null;
   display: string | null;
   vncPort: number | null;
+  /** Media store: unclaimed files are dropped after this long, and may not exceed this size. */
+  mediaTtlMs: number;
+  mediaCapBytes: number;
+  vision: {
+    baseUrl: string;
+    model: string;
+    priceInputPerMTok: number;
+    priceOutputPerMTok: number;
+    timeoutMs: number;
+  };
   /** Where `.update-trigger` lives and, without a persona, the request log. */
   repoRoot: string;
   /** Folder holding `requests/`: the persona folder, else the repository root. */
@@ -45,6 +55,15 @@ const schema = Joi.object({
   CHROME_PATH: optionalString,
   DISPLAY: optionalString,
   VNC_PORT: Joi.number().integer().min(1).max(65535),
+  MEDIA_TTL_SECONDS: Joi.number().positive().default(300),
+  MEDIA_CAP_MB: Joi.number().positive().default(512),
+  VISION_BASE_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .default('https://generativelanguage.googleapis.com'),
+  VISION_MODEL: Joi.string().default('gemini-2.5-flash'),
+  VISION_PRICE_INPUT_PER_MTOK: Joi.number().min(0).default(0.3),
+  VISION_PRICE_OUTPUT_PER_MTOK: Joi.number().min(0).default(2.5),
+  VISION_TIMEOUT_SECONDS: Joi.number().positive().default(60),
 })
   .unknown(true)
   .prefs({ convert: true, abortEarly: true });
@@ -115,6 +134,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, repoRoot: string): Config {
     chromePath: str('CHROME_PATH'),
     display: str('DISPLAY'),
     vncPort: typeof v.VNC_PORT === 'number' ? v.VNC_PORT : null,
+    mediaTtlMs: (v.MEDIA_TTL_SECONDS as number) * 1000,
+    mediaCapBytes: Math.round((v.MEDIA_CAP_MB as number) * 1024 * 1024),
+    vision: {
+      baseUrl: (v.VISION_BASE_URL as string).replace(/\/+$/, ''),
+      model: v.VISION_MODEL as string,
+      priceInputPerMTok: v.VISION_PRICE_INPUT_PER_MTOK as number,
+      priceOutputPerMTok: v.VISION_PRICE_OUTPUT_PER_MTOK as number,
+      timeoutMs: (v.VISION_TIMEOUT_SECONDS as number) * 1000,
+    },
     repoRoot,
     dataDir: personaDir ?? repoRoot,
   };

@@ -11,6 +11,9 @@ import { ConfigError, findRepoRoot, loadConfig } from './config';
 import type { Config } from './config';
 import { fastStatus } from './http/fast-status';
 import { RequestTracker } from './http/request-tracker';
+import { CaptureRegistry } from './capture/registry';
+import { MediaStore } from './media/store';
+import { VisionClient } from './vision/client';
 import { createLogger } from './log/logger';
 import { RequestLog } from './log/request-log';
 import { ProxyErrors, readCommit } from './system-info';
@@ -58,6 +61,13 @@ async function main(): Promise<void> {
   if (vnc) logger.info('vnc listening on localhost', { port: config.vncPort, display });
 
   const proxyErrors = new ProxyErrors(config.personaDir);
+  const media = new MediaStore({ ttlMs: config.mediaTtlMs, capBytes: config.mediaCapBytes });
+  const captures = new CaptureRegistry();
+  const vision = new VisionClient({
+    ...config.vision,
+    keyGratis: config.visionKeyGratis,
+    keyPaga: config.visionKeyPaga,
+  });
   const navigator = new Navigator({
     executablePath,
     profileDir: config.profileDir,
@@ -67,7 +77,9 @@ async function main(): Promise<void> {
     hooks: {
       onPageCreated: (p) => {
         p.page.on('requestfailed', (r) => proxyErrors.record(r.failure()?.errorText));
+        captures.attach(p);
       },
+      onPageClosed: (pageId) => captures.detach(pageId),
     },
   });
   const tracker = new RequestTracker(new RequestLog(config.dataDir));
@@ -103,6 +115,9 @@ async function main(): Promise<void> {
     serviceKey: config.serviceKey,
     logger,
     version,
+    media,
+    captures,
+    vision,
     shutdown: () => void shutdown('kill endpoint'),
   });
   const quick = fastStatus(navigator);

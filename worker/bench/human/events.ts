@@ -55,6 +55,21 @@ export type Recorded = InputEvent | Mark;
 
 export const isMark = (e: Recorded): e is Mark => e.type === 'mark';
 
+/** A trial (or phase): its mark and the input events up to the next mark. */
+export interface Segment {
+  mark: Mark;
+  events: InputEvent[];
+}
+
+export function segments(log: readonly Recorded[]): Segment[] {
+  const out: Segment[] = [];
+  for (const e of log) {
+    if (isMark(e)) out.push({ mark: e, events: [] });
+    else out[out.length - 1]?.events.push(e);
+  }
+  return out;
+}
+
 /** Functions the recording page defines on `window`. */
 export interface RecorderWindow {
   __events: Recorded[];

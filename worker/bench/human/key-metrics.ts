@@ -1,8 +1,8 @@
 import { median, percentile } from '../stats';
 import type { InputEvent, Recorded } from './events';
+import { segments } from './events';
 import type { Figures } from './figures';
 import { diffs, fig, mean, sd, share, skewness } from './figures';
-import { segments } from './mouse-metrics';
 
 /** Typing and scrolling figures from a recorded log (segments marked `typing`, `scroll:N`). */
 
@@ -43,6 +43,7 @@ export function typingFigures(log: readonly Recorded[], text: string, finalValue
       corrections ? text.length / corrections : Number.NaN,
       `${corrections} corrections, ${backspaces} backspaces (${((backspaces / text.length) * 100).toFixed(1)} per 100 chars)`,
     ),
+    bs_per_char: fig(backspaces / text.length, `${backspaces} backspaces`),
     key_hold: fig(median(holds), `n=${holds.length}`),
     text_exact: fig(
       finalValue === text ? 1 : 0,

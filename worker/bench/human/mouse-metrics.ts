@@ -1,8 +1,9 @@
 import { median } from '../stats';
-import type { InputEvent, Mark, Recorded } from './events';
-import { isMark } from './events';
+import type { InputEvent, Recorded, Segment } from './events';
+import { segments } from './events';
 import type { Figures } from './figures';
 import { diffs, fig, linearFit, mean, sd, share } from './figures';
+import { landingFigures, pressFigures } from './press-metrics';
 import { fittsId } from './trials';
 
 /**
@@ -12,26 +13,13 @@ import { fittsId } from './trials';
  * browser; the handler-time (performance.now()) view is given beside it.
  */
 
-export interface Segment {
-  mark: Mark;
-  events: InputEvent[];
-}
-
-export function segments(log: readonly Recorded[]): Segment[] {
-  const out: Segment[] = [];
-  for (const e of log) {
-    if (isMark(e)) out.push({ mark: e, events: [] });
-    else out[out.length - 1]?.events.push(e);
-  }
-  return out;
-}
-
 interface Movement {
   d: number;
   w: number;
   moves: InputEvent[];
   /** Timestamps of the raw samples behind those mousemoves (pointermove coalesced events). */
   raw: number[];
+  pointerEvents: number;
   mtMs: number;
 }
 
@@ -42,11 +30,18 @@ function movementOf(s: Segment): Movement | null {
   if (moves.length < 3 || s.mark.d === undefined || s.mark.w === undefined) return null;
   const first = (moves[0] as InputEvent).ts;
   const last = (moves[moves.length - 1] as InputEvent).ts;
-  const raw = before
-    .filter((e) => e.type === 'pointermove')
+  const pointer = before.filter((e) => e.type === 'pointermove' && e.ts >= first && e.ts <= last);
+  const raw = pointer
     .flatMap((e) => (e.raw ?? []).map((r) => r[0]))
     .filter((t) => t >= first && t <= last);
-  return { d: s.mark.d, w: s.mark.w, moves, raw, mtMs: last - first };
+  return {
+    d: s.mark.d,
+    w: s.mark.w,
+    moves,
+    raw,
+    pointerEvents: pointer.length,
+    mtMs: last - first,
+  };
 }
 
 const dist = (a: InputEvent, b: InputEvent): number => Math.hypot(b.x - a.x, b.y - a.y);
@@ -150,58 +145,10 @@ export function mouseFigures(log: readonly Recorded[]): Figures {
     `handler time: mean ${mean(handlerGaps).toFixed(1)} ms, CV ${(sd(handlerGaps) / mean(handlerGaps)).toFixed(2)}`,
   );
   const raw = movements.flatMap((m) => diffs(m.raw));
-  f.raw_dt_mean = fig(mean(raw), `${raw.length} intervals`);
+  const pointerEvents = movements.reduce((a, m) => a + m.pointerEvents, 0);
+  const perEvent = movements.reduce((a, m) => a + m.raw.length, 0) / pointerEvents;
+  f.raw_dt_mean = fig(mean(raw), `${perEvent.toFixed(2)} raw samples per pointermove`);
   f.raw_dt_cv = fig(sd(raw) / mean(raw), `SD ${sd(raw).toFixed(1)} ms`);
   Object.assign(f, landingFigures(segs), pressFigures(log));
   return f;
-}
-
-/** Where the press landed in click-element trials, against the target placed for the trial. */
-function landingFigures(segs: readonly Segment[]): Figures {
-  const hits: { nx: number; ny: number; edge: boolean; inside: boolean }[] = [];
-  for (const s of segs) {
-    const down = s.events.find((e) => e.type === 'mousedown');
-    const r = s.mark.rect;
-    if (!down || !r || !s.mark.label.endsWith(':click-element')) continue;
-    const cx = r.x + r.width / 2;
-    const cy = r.y + r.height / 2;
-    const inside =
-      down.x >= r.x && down.x < r.x + r.width && down.y >= r.y && down.y < r.y + r.height;
-    const edge =
-      inside &&
-      (down.x < r.x + 1 ||
-        down.x >= r.x + r.width - 1 ||
-        down.y < r.y + 1 ||
-        down.y >= r.y + r.height - 1);
-    hits.push({
-      nx: Math.abs(down.x - cx) / (r.width / 2),
-      ny: Math.abs(down.y - cy) / (r.height / 2),
-      edge,
-      inside,
-    });
-  }
-  const missed = share(hits, (h) => !h.inside) * 100;
-  return {
-    landing_dx: fig(mean(hits.map((h) => h.nx)), `n=${hits.length} click-element presses`),
-    landing_dy: fig(mean(hits.map((h) => h.ny))),
-    landing_edge: fig(share(hits, (h) => h.edge) * 100, `${missed.toFixed(0)} % outside`),
-  };
-}
-
-function pressFigures(log: readonly Recorded[]): Figures {
-  const presses: number[] = [];
-  let downAt: number | null = null;
-  for (const e of log) {
-    if (e.type === 'mousedown') downAt = e.ts;
-    if (e.type === 'mouseup' && downAt !== null) {
-      presses.push(e.ts - downAt);
-      downAt = null;
-    }
-  }
-  const inputs = log.filter((e): e is InputEvent => !isMark(e) && e.type !== 'scroll');
-  return {
-    press_ms: fig(median(presses), `n=${presses.length}, mean ${mean(presses).toFixed(0)} ms`),
-    press_share: fig(share(presses, (p) => p >= 50 && p <= 150) * 100),
-    trusted: fig(share(inputs, (e) => e.trusted) * 100, `${inputs.length} events`),
-  };
 }

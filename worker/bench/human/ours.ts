@@ -6,16 +6,20 @@ import type { Driver } from './session';
 /** A primitive the worker does not serve (yet): the report says so instead of a figure. */
 export class EndpointMissing extends Error {}
 
+/** Typing takes its time: a generous second per character on top of the base timeout. */
 const CALL_TIMEOUT_MS = 60_000;
+const timeoutFor = (body: Record<string, unknown>): number =>
+  CALL_TIMEOUT_MS + (typeof body.text === 'string' ? body.text.length * 1000 : 0);
 
 export function apiDriver(w: BenchWorker, pageId: string): Driver {
   const call = async (name: string, body: Record<string, unknown>): Promise<void> => {
     const route = `/api/v1/primitive/${encodeURIComponent(pageId)}/${name}`;
+    const limitMs = timeoutFor(body);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`${name} gave no answer in ${CALL_TIMEOUT_MS / 1000} s`)),
-        CALL_TIMEOUT_MS,
+        () => reject(new Error(`${name} gave no answer in ${limitMs / 1000} s`)),
+        limitMs,
       );
     });
     try {

@@ -26,6 +26,8 @@ export interface Recording {
   /** Why a phase has no figures (an endpoint missing, a failed call). */
   errors: Partial<Record<Phase, string>>;
   seconds: Record<Phase, number>;
+  /** Marks taken while the tab was not visible (its timing would not be a foreground tab's). */
+  hiddenMarks: number;
 }
 
 export interface Script {
@@ -35,7 +37,7 @@ export interface Script {
 }
 
 /** The page may keep scrolling after a call returns (SPEC scroll-page rule 4). */
-const SCROLL_SETTLE_MS = 1200;
+const SCROLL_SETTLE_MS = 1000;
 
 const mark = (page: Page, label: string): Promise<void> =>
   page.evaluate((l) => (window as unknown as RecorderWindow).__mark(l), label);
@@ -89,5 +91,6 @@ export async function recordSession(
     log: (window as unknown as RecorderWindow).__events,
     value: (document.getElementById('text') as HTMLInputElement).value,
   }));
-  return { log, value, errors, seconds };
+  const hiddenMarks = log.filter((e) => e.type === 'mark' && !e.visible).length;
+  return { log, value, errors, seconds, hiddenMarks };
 }

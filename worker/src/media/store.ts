@@ -1,0 +1,9 @@
+/** STUB — to be implemented (issue 4, media). */
+export interface MediaStoreOptions {
+  ttlMs: number;
+  capBytes: number;
+}
+
+export class MediaStore {
+  constructor(readonly opts: MediaStoreOptions) {}
+}
