@@ -1,37 +1,24 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import puppeteer from 'puppeteer-core';
 import type { Browser } from 'puppeteer-core';
 import type { AppDeps } from '../src/app';
 import { allRoutes } from '../src/app';
 import { openApiPath } from '../src/http/openapi';
+import type { ClientBrowser } from './helpers/client-browser';
+import { launchClientBrowser } from './helpers/client-browser';
 import type { RunningWorker } from './helpers/worker';
 import { startWorker } from './helpers/worker';
 
 let w: RunningWorker;
 let browser: Browser;
-let userDataDir: string;
+let client: ClientBrowser | undefined;
 
 beforeAll(async () => {
   w = await startWorker();
-  userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-docs-user-'));
-  browser = await puppeteer.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    userDataDir,
-    args: [
-      '--no-sandbox',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-  });
+  client = await launchClientBrowser();
+  browser = client.browser;
 });
 afterAll(async () => {
-  await browser?.close();
+  await client?.close();
   await w?.stop();
-  fs.rmSync(userDataDir, { recursive: true, force: true });
 });
 
 type Doc = { openapi: string; paths: Record<string, Record<string, any>> };

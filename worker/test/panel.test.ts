@@ -1,10 +1,8 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import puppeteer from 'puppeteer-core';
 import type { Browser, HTTPRequest, Page } from 'puppeteer-core';
 import type { Fixture } from './helpers/fixture';
 import { startFixture } from './helpers/fixture';
+import type { ClientBrowser } from './helpers/client-browser';
+import { launchClientBrowser } from './helpers/client-browser';
 import type { RunningWorker } from './helpers/worker';
 import { KEY, startWorker } from './helpers/worker';
 
@@ -20,7 +18,7 @@ let w: RunningWorker;
 let fx: Fixture;
 let browser: Browser | undefined;
 let page: Page;
-let userDataDir: string;
+let client: ClientBrowser | undefined;
 
 interface Seen {
   url: string;
@@ -43,18 +41,8 @@ const shotEnded = (r: HTTPRequest): void => {
 beforeAll(async () => {
   [w, fx] = await Promise.all([startWorker({ persona: 'panelist' }), startFixture()]);
   await w.waitInitialized();
-  userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-panel-user-'));
-  browser = await puppeteer.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    userDataDir,
-    args: [
-      '--no-sandbox',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-  });
+  client = await launchClientBrowser();
+  browser = client.browser;
   page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 900 });
   page.on('request', (r) => {
@@ -74,9 +62,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await browser?.close();
+  await client?.close();
   await Promise.all([w?.stop(), fx?.close()]);
-  if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
 });
 
 /** Hosts other than the loopback that the panel's browser asked for. */

@@ -1,0 +1,34 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import puppeteer from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
+
+export interface ClientBrowser {
+  browser: Browser;
+  /** Closes the browser and removes its profile. */
+  close(): Promise<void>;
+}
+
+/** A separate headless Chromium playing the user of the worker's web pages (panel, docs). */
+export async function launchClientBrowser(): Promise<ClientBrowser> {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-client-'));
+  const browser = await puppeteer.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    userDataDir,
+    args: [
+      '--no-sandbox',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
+  });
+  return {
+    browser,
+    close: async () => {
+      await browser.close().catch(() => undefined);
+      fs.rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
