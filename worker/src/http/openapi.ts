@@ -54,8 +54,15 @@ function responses(route: RouteDef): Json {
     content: { 'application/json': { schema } },
   });
   const err = { $ref: '#/components/schemas/ErrorResponse' };
+  // A raw route without a JSON response schema writes bytes (media downloads).
+  const binary = route.raw && !route.response;
   const out: Json = {
-    200: json(route.response ? toSchema(route.response) : { type: 'object' }, 'Success'),
+    200: binary
+      ? {
+          description: 'File bytes',
+          content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+        }
+      : json(route.response ? toSchema(route.response) : { type: 'object' }, 'Success'),
     400: json(err, 'Bad request'),
   };
   if (route.auth) {
