@@ -142,8 +142,15 @@ describe('mouse', () => {
 });
 
 describe('an element that moves during the approach', () => {
+  /** Opens the page with the pointer resting far from #mover, then arms its trap. */
+  async function armed(query: string): Promise<void> {
+    await open(query);
+    await prim('hover-position', { x: 100, y: 900 });
+    expect(await log<boolean>('__arm()')).toBe(true);
+  }
+
   test('moved once: followed with a correction and clicked', async () => {
-    await open('?jump=once');
+    await armed('?jump=once');
     const r = await prim('click-element', { selector: '#mover' });
     expect(r.body.success).toBe(true);
     const clicks = await log<Array<{ id: string; x: number; rect: Rect }>>('__log.clicks');
@@ -153,14 +160,14 @@ describe('an element that moves during the approach', () => {
   });
 
   test('keeps moving: refused after two corrections, nothing clicked', async () => {
-    await open('?jump=always');
+    await armed('?jump=always');
     const r = await prim('click-element', { selector: '#mover' });
     expect(r.body).toMatchObject({ success: false, error: expect.stringMatching(/kept moving/) });
     expect(await log<unknown[]>('__log.clicks')).toHaveLength(0);
   });
 
   test('disappears: refused', async () => {
-    await open('?jump=vanish');
+    await armed('?jump=vanish');
     const r = await prim('click-element', { selector: '#mover' });
     expect(r.body).toMatchObject({ success: false, error: expect.stringMatching(/disappeared/) });
   });

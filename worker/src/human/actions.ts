@@ -29,24 +29,40 @@ function visiblePart(g: Geometry, mp: ManagedPage, selector: string): Box {
   return g.intersection;
 }
 
-/** A landing point inside the visible part that really hits the element (not a cover over it). */
+/**
+ * A landing point inside the visible part that really hits the element. A miss is looked into:
+ * if the element itself moved, aim at where it is now; if it stayed put, something covers it.
+ */
 async function landingPoint(
   x: InputExecutor,
   mp: ManagedPage,
-  box: Box,
+  start: Box,
   selector: string,
-): Promise<Point> {
+): Promise<{ point: Point; box: Box }> {
+  let box = start;
   let cover: string | null = null;
   for (let i = 0; i < LANDING_TRIES; i += 1) {
-    const p = pickLandingPoint(box, x.rng);
-    const hit = await hits(mp, p);
-    if (hit.hits) return p;
-    cover = hit.cover;
+    const point = pickLandingPoint(box, x.rng);
+    const hit = await hits(mp, point);
+    if (hit.hits) return { point, box };
+    const now = await current(mp, selector);
+    if (movedBox(box, now)) box = now;
+    else cover = hit.cover;
   }
   throw new BrowserFailure(
-    `Element '${selector}' is covered by ${cover ?? 'another element'}`,
+    cover === null
+      ? `Element '${selector}' kept moving; no steady point to aim at`
+      : `Element '${selector}' is covered by ${cover}`,
     mp.id,
   );
+}
+
+/** Where the element found earlier is now; it may have gone or left the screen meanwhile. */
+async function current(mp: ManagedPage, selector: string): Promise<Box> {
+  const now = await measure(mp, null);
+  if (!now.found) throw new BrowserFailure(`Element '${selector}' disappeared`, mp.id);
+  if (!now.intersection) throw new BrowserFailure(`Element '${selector}' left the viewport`, mp.id);
+  return now.intersection;
 }
 
 const movedBox = (a: Box, b: Box): boolean =>
@@ -66,8 +82,12 @@ export async function approachElement(
 ): Promise<{ x: InputExecutor; at: Point }> {
   const x = executorFor(mp);
   const first = await measure(mp, selector);
-  let box = visiblePart(first, mp, selector);
-  let target = await landingPoint(x, mp, box, selector);
+  let { point: target, box } = await landingPoint(
+    x,
+    mp,
+    visiblePart(first, mp, selector),
+    selector,
+  );
   for (let correction = 0; ; correction += 1) {
     const reference = box;
     const watch = watchForMovement(mp, reference);
@@ -77,16 +97,8 @@ export async function approachElement(
       watch.stop();
     }
     const movedMeanwhile = await watch.moved;
-    const now = await measure(mp, null);
-    if (!now.found) throw new BrowserFailure(`Element '${selector}' disappeared`, mp.id);
-    if (!now.intersection) {
-      throw new BrowserFailure(`Element '${selector}' left the viewport`, mp.id);
-    }
-    if (
-      !movedMeanwhile &&
-      !movedBox(reference, now.intersection) &&
-      inside(target, now.intersection)
-    ) {
+    const now = await current(mp, selector);
+    if (!movedMeanwhile && !movedBox(reference, now) && inside(target, now)) {
       const hit = await hits(mp, target);
       if (hit.hits) return { x, at: target };
     }
@@ -96,8 +108,7 @@ export async function approachElement(
         mp.id,
       );
     }
-    box = now.intersection;
-    target = await landingPoint(x, mp, box, selector);
+    ({ point: target, box } = await landingPoint(x, mp, now, selector));
   }
 }
 

@@ -42,9 +42,15 @@ export const INPUT_PAGE = `<!doctype html><html><head><meta charset="utf-8"><tit
   // once, ?jump=always keeps jumping between two places, ?jump=vanish removes it.
   const jump = new URLSearchParams(location.search).get('jump');
   const mover = document.getElementById('mover');
-  let armed = Boolean(jump);
-  addEventListener('mousemove', () => {
+  // The test arms the trap (window.__arm()) once the pointer rests away from #mover; it springs
+  // when the pointer has really travelled (the browser sends a mousemove of its own on load).
+  let armed = false;
+  let origin = null;
+  window.__arm = () => { armed = Boolean(jump); origin = null; return armed; };
+  addEventListener('mousemove', (e) => {
     if (!armed) return;
+    origin = origin || { x: e.clientX, y: e.clientY };
+    if (Math.hypot(e.clientX - origin.x, e.clientY - origin.y) < 30) return;
     armed = false;
     if (jump === 'once') setTimeout(() => { mover.style.left = '1150px'; }, 150);
     if (jump === 'vanish') setTimeout(() => mover.remove(), 150);
