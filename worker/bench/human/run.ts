@@ -19,11 +19,11 @@ import { planTrials } from './trials';
 /**
  * `npm run bench:human`: the human-likeness figures of design.md, measured from the events a
  * recording page saw, for our REST primitives beside ghost-cursor driving the same targets in
- * the same browser. Figures are printed, never asserted. HUMAN_MOVES (40) and HUMAN_FITTS_REPS
- * (2) size the mouse part.
+ * the same browser. Figures are printed, never asserted. HUMAN_MOVES (30) and HUMAN_FITTS_REPS
+ * (2) size the mouse part; HUMAN_DUMP=FILE also writes both raw event logs there as JSON.
  */
 
-const MOVES_500 = Number(process.env.HUMAN_MOVES ?? 40);
+const MOVES_500 = Number(process.env.HUMAN_MOVES ?? 30);
 const FITTS_REPS = Number(process.env.HUMAN_FITTS_REPS ?? 2);
 const TEXT =
   'The quick brown fox jumps over the lazy dog, then naps under a tall oak tree. ' +
@@ -32,6 +32,7 @@ const TEXT =
   'and the fox wakes, stretches and trots home before the rain.';
 const SCROLLS = [500, 800, -400, 600];
 
+const round2 = (n: number): number => Math.round(n * 100) / 100;
 const progress = (m: string): void => void process.stderr.write(`  … ${m}\n`);
 
 function ghostVersion(): string {
@@ -54,6 +55,7 @@ function column(title: string, rec: Recording, text: string): Column {
 
 async function main(): Promise<number> {
   const startedAt = performance.now();
+  const loadBefore = os.loadavg()[0] ?? 0;
   let server: RecordServer | null = null;
   let browser: Browser | null = null;
   const cleanUp = async (): Promise<void> => {
@@ -100,6 +102,9 @@ async function main(): Promise<number> {
     const ghostUrl = `${server.url}?tab=ghost`;
     const ghostPage = await openTab(w, browser, 'ghost', ghostUrl);
     const ghost = await recordSession(ghostPage, ghostDriver(ghostPage), script, progress);
+    if (process.env.HUMAN_DUMP) {
+      fs.writeFileSync(process.env.HUMAN_DUMP, JSON.stringify({ script, ours, ghost }));
+    }
     const phaseTimes = (r: Recording): string =>
       `mouse ${r.seconds.mouse.toFixed(0)} s, typing ${r.seconds.typing.toFixed(0)} s, scroll ${r.seconds.scroll.toFixed(0)} s`;
     progress(`ours: ${phaseTimes(ours)}; ghost-cursor: ${phaseTimes(ghost)}`);
@@ -118,8 +123,10 @@ async function main(): Promise<number> {
   }
   const seconds = (performance.now() - startedAt) / 1000;
   const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
+  const load = { start: round2(loadBefore), end: round2(os.loadavg()[0] ?? 0) };
   process.stdout.write(
     `\npersona-browser human-likeness — ${os.cpus().length} × ${cpu}, node ${process.version}, ${seconds.toFixed(0)} s\n` +
+      `1-min load average ${load.start} at start, ${load.end} at end (other work on the machine skews timing figures).\n` +
       `From the events a recording page saw: ${trials} mouse moves per side (the same seeded targets), ` +
       `${TEXT.length} typed chars, ${SCROLLS.length} scrolls (${SCROLLS.join(', ')} px).\n` +
       `ghost-cursor has no typing: its typing rows are puppeteer page.type with delay ${TYPE_DELAY_MS} ms; ` +
@@ -132,6 +139,7 @@ async function main(): Promise<number> {
     bench: 'persona-browser-human',
     date: new Date().toISOString(),
     seconds: Math.round(seconds),
+    loadavg_1m: load,
     moves: trials,
     text_chars: TEXT.length,
     ours: summaryValues(cols[0] as Column),

@@ -37,7 +37,7 @@ export interface Script {
 }
 
 /** The page may keep scrolling after a call returns (SPEC scroll-page rule 4). */
-const SCROLL_SETTLE_MS = 1000;
+const SCROLL_SETTLE_MS = 800;
 
 const mark = (page: Page, label: string): Promise<void> =>
   page.evaluate((l) => (window as unknown as RecorderWindow).__mark(l), label);

@@ -1,7 +1,7 @@
 /**
  * The target sequence both drivers follow: the same seeded list of target centres and widths,
  * each at a nominal distance D from the previous centre. Forty 500 px moves to 20 px targets,
- * then a Fitts grid of distances × widths, shuffled.
+ * then a Fitts grid of distances × widths (ID 1.8–6.3 bits), shuffled.
  */
 
 export type TrialKind = 'hover' | 'click-position' | 'click-element';
@@ -34,7 +34,7 @@ export function seeded(seed: number): () => number {
 }
 
 export const FITTS_DISTANCES = [100, 200, 400, 800];
-export const FITTS_WIDTHS = [10, 20, 40, 80];
+export const FITTS_WIDTHS = [10, 20, 40];
 /** Targets keep this far from the viewport's edges (the text input sits in the top band). */
 const MARGIN = 90;
 const KINDS: TrialKind[] = ['hover', 'click-position', 'click-element'];

@@ -106,8 +106,12 @@ export function typeText(mp: ManagedPage, text: string, slowmo: number): Promise
   return act(mp, 'type-text', slowmo, async () => {
     const x = executorFor(mp);
     const plan = planTyping(text, x.rng);
+    // A step's delay runs from the previous key going down, not from its release: the hold
+    // is part of the interval, as on a real keyboard.
+    let lastDown = performance.now();
     for (const step of plan.steps) {
-      await sleep(step.delayMs);
+      await sleep(lastDown + step.delayMs - performance.now());
+      lastDown = performance.now();
       await x.tap(step.kind === 'char' ? keyFor(step.char) : KEYS.Backspace);
     }
     return {
