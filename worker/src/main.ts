@@ -98,6 +98,7 @@ async function main(): Promise<void> {
     tracker.abandonAll();
     server.closeAllConnections();
     await navigator.stop().catch((err: unknown) => logger.error('browser stop failed', { err }));
+    media.close();
     await vnc?.stop();
     await xvfb?.stop();
     logger.info('stopped');
