@@ -3,6 +3,7 @@ import { startFixture } from './fixture';
 import type { Fixture } from './fixture';
 import { latencySection } from './latency';
 import { memorySection } from './memory';
+import { networkSection } from './network';
 import { opsRatioSection } from './ops-ratio';
 import { formatTable, summaryJson } from './report';
 import type { SectionResult } from './report';
@@ -18,7 +19,13 @@ import { startupSection } from './startup';
 
 const round2 = (n: number): number => Math.round(n * 100) / 100;
 
-const SECTIONS: BenchSection[] = [startupSection, latencySection, opsRatioSection, memorySection];
+const SECTIONS: BenchSection[] = [
+  startupSection,
+  latencySection,
+  opsRatioSection,
+  memorySection,
+  networkSection,
+];
 
 function selected(): BenchSection[] {
   const only = process.env.BENCH_SECTIONS?.split(',')

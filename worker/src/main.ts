@@ -78,6 +78,8 @@ async function main(): Promise<void> {
       onPageCreated: (p) => {
         p.page.on('requestfailed', (r) => proxyErrors.record(r.failure()?.errorText));
         captures.attach(p);
+        // The page is handed out only once its capture listens.
+        return captures.ready(p.id);
       },
       onPageClosed: (pageId) => captures.detach(pageId),
     },

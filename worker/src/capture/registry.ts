@@ -1,8 +1,73 @@
 import type { ManagedPage } from '../browser/managed-page';
+import { Blacklist } from './blacklist';
+import { BODY_LIMIT_CHARS } from './body';
+import { PageCapture } from './page-capture';
+import type { StoreStats } from './store';
+import { DEFAULT_BUDGET_BYTES } from './store';
 
-/** STUB — to be implemented (issue 4, network capture). One capture per pooled page. */
+export interface CaptureOptions {
+  /** false: pages are not captured at all and the network route answers empty lists. */
+  enabled?: boolean;
+  /** Compressed bytes per page, shared by both lists (SPEC: 30 MB). */
+  budgetBytes?: number;
+  /** Bodies and payloads are cut past this many characters (SPEC: 2,000,000). */
+  bodyLimitChars?: number;
+  /** Network.getResponseBody calls in flight per page. */
+  bodyConcurrency?: number;
+  /** Body and payload characters in one network reply before the rest are left out. */
+  maxReplyChars?: number;
+}
+
+/** One network capture per pooled page, from its creation to its close, and the blacklist. */
 export class CaptureRegistry {
-  attach(_page: ManagedPage): void {}
+  readonly blacklist = new Blacklist();
+  readonly enabled: boolean;
+  private readonly captures = new Map<string, PageCapture>();
 
-  detach(_pageId: string): void {}
+  constructor(private readonly opts: CaptureOptions = {}) {
+    this.enabled = opts.enabled ?? true;
+  }
+
+  /**
+   * Starts capturing a page (the pool calls this before handing the page out). Listening
+   * starts at once; `ready(pageId)` resolves when the browser has confirmed it.
+   */
+  attach(page: ManagedPage): void {
+    if (!this.enabled) return;
+    this.captures.get(page.id)?.stop();
+    this.captures.set(
+      page.id,
+      new PageCapture(
+        page.id,
+        page.cdp,
+        page.targetId,
+        {
+          budgetBytes: this.opts.budgetBytes ?? DEFAULT_BUDGET_BYTES,
+          bodyLimitChars: this.opts.bodyLimitChars ?? BODY_LIMIT_CHARS,
+          bodyConcurrency: this.opts.bodyConcurrency,
+          maxReplyChars: this.opts.maxReplyChars,
+        },
+        this.blacklist,
+      ),
+    );
+  }
+
+  /** Resolves once the page's capture is enabled in the browser (at once when there is none). */
+  ready(pageId: string): Promise<void> {
+    return this.captures.get(pageId)?.ready ?? Promise.resolve();
+  }
+
+  detach(pageId: string): void {
+    this.captures.get(pageId)?.stop();
+    this.captures.delete(pageId);
+  }
+
+  get(pageId: string): PageCapture | undefined {
+    return this.captures.get(pageId);
+  }
+
+  /** Live figures of a page's store (bytes used, lines held and dropped…), or null. */
+  stats(pageId: string): StoreStats | null {
+    return this.captures.get(pageId)?.stats() ?? null;
+  }
 }
