@@ -1,0 +1,21 @@
+import type { CDPSession } from 'puppeteer-core';
+import type { DocumentState } from './document';
+import type { LineStore } from './store';
+
+export interface CaptureSettings {
+  budgetBytes?: number;
+  bodyLimitChars: number;
+  /** Network.getResponseBody calls in flight per page. */
+  bodyConcurrency?: number;
+  maxReplyChars?: number;
+}
+
+/** What a page's capture shares with the parts that track its HTTP requests and WebSockets. */
+export interface CaptureContext {
+  readonly cdp: CDPSession;
+  readonly store: LineStore;
+  readonly settings: CaptureSettings;
+  readonly doc: DocumentState;
+  /** Whether the blacklist in force for the page's current site leaves `url`'s lines out. */
+  blocked(url: string): boolean;
+}
