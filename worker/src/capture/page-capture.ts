@@ -39,7 +39,7 @@ export class PageCapture {
     readonly pageId: string,
     private readonly cdp: CDPSession,
     targetId: string,
-    settings: CaptureSettings,
+    private readonly settings: CaptureSettings,
     private readonly blacklist: Blacklist = new Blacklist(),
   ) {
     this.doc = new DocumentState(targetId);
@@ -63,10 +63,12 @@ export class PageCapture {
   private async enable(): Promise<void> {
     try {
       // Post data is never part of a line: Chrome need not copy it into every event.
-      await Promise.all([
-        this.cdp.send('Network.enable', { maxPostDataSize: 0 }),
-        this.cdp.send('Page.enable'),
-      ]);
+      if (!this.settings.sharedSession) {
+        await Promise.all([
+          this.cdp.send('Network.enable', { maxPostDataSize: 0 }),
+          this.cdp.send('Page.enable'),
+        ]);
+      }
       const { frameTree } = await this.cdp.send('Page.getFrameTree');
       // A commit seen meanwhile is newer than this answer (adopt keeps it).
       this.doc.adopt(frameTree.frame);
@@ -86,7 +88,7 @@ export class PageCapture {
     this.store.close();
     // A page that lives on (a registry replaced, a bench) stops paying for the events; a closed
     // one refuses, which is fine.
-    this.cdp.send('Network.disable').catch(() => undefined);
+    if (!this.settings.sharedSession) this.cdp.send('Network.disable').catch(() => undefined);
   }
 
   get url(): string {
