@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import puppeteer from 'puppeteer-core';
 import { startXvfb } from '../../xvfb/src/display';
 import type { Fixture } from './helpers/fixture';
 import { startFixture } from './helpers/fixture';
+import { Observer } from './helpers/observer';
 import type { RunningWorker } from './helpers/worker';
 import { pidsMatching, startWorker } from './helpers/worker';
 
@@ -96,16 +96,9 @@ describe('navigator states', () => {
     });
     await w.call('POST', '/api/v1/ops/byhand/lease');
     // A person at the screen: another client of the same browser closes the tab.
-    const port = fs
-      .readFileSync(path.join(w.profileDir, 'DevToolsActivePort'), 'utf8')
-      .split('\n')[0];
-    const person = await puppeteer.connect({
-      browserURL: `http://127.0.0.1:${port}`,
-      defaultViewport: null,
-    });
-    const tab = (await person.pages()).find((p) => p.url().endsWith('?byhand'));
-    await tab?.close();
-    await person.disconnect();
+    const person = await Observer.attach(w);
+    await (await person.page('?byhand')).close();
+    await person.detach();
     const until = Date.now() + 5_000;
     let ids: string[] = ['byhand'];
     while (Date.now() < until && ids.includes('byhand')) {
