@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLoopback } from './serve';
 
 /** The benchmark's fixture site on 127.0.0.1: a content-rich page and a page that freezes. */
 
@@ -79,13 +79,5 @@ export async function startFixture(): Promise<Fixture> {
     }
     return html(404, page('Not here', `<p>no fixture at ${pathname}</p>`));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return listenLoopback(server);
 }

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLoopback } from './serve';
 
 /**
  * The network-capture benchmark's own loopback site: a page that makes 200 requests, and a page
@@ -111,13 +111,5 @@ export async function startNetworkSite(): Promise<NetworkSite> {
         return res.end('not here');
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return listenLoopback(server);
 }

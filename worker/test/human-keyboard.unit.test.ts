@@ -12,12 +12,8 @@ import {
 } from '../src/human/keyboard-plan';
 import { seededRng } from '../src/human/random';
 import type { KeyStep, Rng } from '../src/human/types';
+import { mean, sd } from './helpers/stats';
 
-const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-const sd = (xs: readonly number[]): number => {
-  const m = mean(xs);
-  return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length - 1));
-};
 const median = (xs: readonly number[]): number => {
   const sorted = [...xs].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;

@@ -12,12 +12,8 @@ import {
 } from '../src/human/mouse-plan';
 import { seededRng } from '../src/human/random';
 import type { Box, MovePlan, Point, Rng } from '../src/human/types';
+import { mean, sd } from './helpers/stats';
 
-const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-const sd = (xs: readonly number[]): number => {
-  const m = mean(xs);
-  return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length - 1));
-};
 const minOf = (xs: readonly number[]): number => xs.reduce((a, b) => Math.min(a, b), Infinity);
 const maxOf = (xs: readonly number[]): number => xs.reduce((a, b) => Math.max(a, b), -Infinity);
 const fmt = (x: number): string => x.toFixed(3);

@@ -11,14 +11,10 @@ import {
   within,
 } from '../src/human/random';
 import type { Rng } from '../src/human/types';
+import { mean, sd } from './helpers/stats';
 
 const draw = (rng: Rng, n: number, f: () => number = () => rng.next()): number[] =>
   Array.from({ length: n }, f);
-const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-const sd = (xs: readonly number[]): number => {
-  const m = mean(xs);
-  return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length - 1));
-};
 
 describe('seeded generator', () => {
   test('same seed, same sequence; neighbouring seeds differ from the first value', () => {

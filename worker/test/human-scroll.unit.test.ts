@@ -5,12 +5,8 @@
 import { seededRng } from '../src/human/random';
 import { planScroll } from '../src/human/scroll-plan';
 import type { ScrollPlan, WheelNotch } from '../src/human/types';
+import { mean, sd } from './helpers/stats';
 
-const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-const sd = (xs: readonly number[]): number => {
-  const m = mean(xs);
-  return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length - 1));
-};
 const sum = (notches: readonly WheelNotch[]): number => notches.reduce((a, n) => a + n.deltaY, 0);
 const fmt = (x: number): string => x.toFixed(3);
 /** Floating-point slack for bounds that hold exactly in real arithmetic. */
