@@ -1,44 +1,73 @@
 /**
- * The product's dependency rules (conventions.md, 9): the worker never reaches into the
- * fleet services, plugins use only the plugin SDK the worker exports, the display module
- * stands alone, and no module imports itself in a cycle.
+ * The product's dependency rules (conventions.md, 9), written against package names: a package
+ * reaches another only through its name (never a relative path into its folder), plugins see
+ * only the plugin SDK, the worker never imports the fleet services, and nothing imports itself
+ * in a cycle. Workspace packages resolve to node_modules/@persona-browser/<name> (symlinks
+ * kept), or stay unresolved while a package has no build.
  */
+const PKG = '(^|node_modules/)@persona-browser/';
+const FOLDERS = ['contracts', 'plugin-sdk', 'xvfb', 'worker', 'plugins', 'waker', 'supervisor'];
+
+/** One rule per package: its files reach other packages' folders only by package name. */
+const noRelativeEscapes = FOLDERS.map((folder) => ({
+  name: `${folder}-by-name-only`,
+  severity: 'error',
+  comment: `${folder}/ imports other packages by name, not by a path into their folders`,
+  from: { path: `^${folder}/` },
+  to: { path: `^(${FOLDERS.filter((f) => f !== folder).join('|')})/` },
+}));
+
 module.exports = {
   forbidden: [
+    ...noRelativeEscapes,
     {
       name: 'worker-not-fleet',
       severity: 'error',
-      comment: 'worker/ never imports waker/ or supervisor/',
+      comment: 'the worker never imports the waker or the supervisor',
       from: { path: '^worker/' },
-      to: { path: '^(waker|supervisor)/' },
+      to: { path: `${PKG}(waker|supervisor)(/|$)` },
     },
     {
       name: 'worker-not-plugins',
       severity: 'error',
       comment: 'plugins are discovered at start-up, never imported by the worker',
       from: { path: '^worker/' },
-      to: { path: '^plugins/' },
+      to: { path: `${PKG}plugins(/|$)` },
     },
     {
       name: 'plugins-only-sdk',
       severity: 'error',
-      comment: 'plugins/ imports only the plugin SDK the worker exports',
+      comment: 'a plugin imports only the plugin SDK of our packages',
       from: { path: '^plugins/' },
-      to: { path: '^worker/', pathNot: '^worker/src/sdk(/|\\.ts$)' },
+      to: { path: PKG, pathNot: `${PKG}plugin-sdk(/|$)` },
+    },
+    {
+      name: 'sdk-stands-alone',
+      severity: 'error',
+      comment: 'the plugin SDK is types and interfaces: it imports none of our packages',
+      from: { path: '^plugin-sdk/' },
+      to: { path: PKG },
+    },
+    {
+      name: 'contracts-stand-alone',
+      severity: 'error',
+      comment: 'the wire contracts import none of our packages',
+      from: { path: '^contracts/' },
+      to: { path: PKG },
     },
     {
       name: 'xvfb-standalone',
       severity: 'error',
-      comment: 'xvfb/ is the display layer: it knows nothing of the worker',
+      comment: 'xvfb/ is the display layer: it knows nothing of the worker or the fleet',
       from: { path: '^xvfb/' },
-      to: { path: '^(worker|waker|supervisor|plugins)/' },
+      to: { path: PKG },
     },
     {
       name: 'fleet-not-worker-internals',
       severity: 'error',
-      comment: 'waker/ and supervisor/ talk to workers over HTTP, not through their code',
+      comment: 'the waker and the supervisor talk to workers over HTTP and the contracts',
       from: { path: '^(waker|supervisor)/' },
-      to: { path: '^worker/' },
+      to: { path: `${PKG}(worker|plugins|plugin-sdk)(/|$)` },
     },
     {
       name: 'no-circular',
@@ -47,17 +76,26 @@ module.exports = {
       to: { circular: true },
     },
     {
-      name: 'src-not-tests',
+      name: 'src-not-dev-code',
       severity: 'error',
-      comment: 'shipped code never imports test helpers',
+      comment: 'shipped code never imports tests, test helpers or benchmarks',
       from: { path: '/src/' },
-      to: { path: '/test/' },
+      to: { path: '/(test|testkit|bench)/' },
+    },
+    {
+      name: 'declared-dependencies',
+      severity: 'error',
+      comment: 'shipped code imports only what its package.json declares',
+      from: { path: '/src/' },
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
     },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(dist|node_modules|coverage)/' },
+    exclude: { path: '^(coverage|[a-z-]+/dist|[a-z-]+/dist-bench)/' },
+    preserveSymlinks: true,
+    combinedDependencies: false,
     tsPreCompilationDeps: true,
-    tsConfig: { fileName: 'tsconfig.json' },
+    tsConfig: { fileName: 'tsconfig.check.json' },
   },
 };

@@ -2,12 +2,22 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'worker/panel/**', '*.config.js'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/dist-bench/**',
+      'node_modules/**',
+      'coverage/**',
+      'worker/panel/**',
+      '**/jest.config.js',
+      'jest.*.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { project: './tsconfig.check.json', tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -19,7 +29,7 @@ export default tseslint.config(
   },
   {
     // Tests read JSON replies and jest's asymmetric matchers, which are `any` by nature.
-    files: ['worker/test/**/*.ts'],
+    files: ['*/test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

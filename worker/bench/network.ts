@@ -4,7 +4,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { Browser } from 'puppeteer-core';
-import { startXvfb } from '../../xvfb/src/display';
+import { startXvfb } from '@persona-browser/xvfb';
 import { findBrowserBinary, launchBrowser } from '../src/browser/launch';
 import { ManagedPage } from '../src/browser/managed-page';
 import { CaptureRegistry } from '../src/capture/registry';

@@ -1,9 +1,10 @@
-import path from 'node:path';
+import http from 'node:http';
 import express from 'express';
 import type { Navigator } from './browser/navigator';
 import { Authenticator } from './http/auth';
 import { docsRouter, localOnly } from './http/docs';
 import { errorHandler, notFound } from './http/error-handler';
+import { fastStatus } from './http/fast-status';
 import { buildOpenApi } from './http/openapi';
 import type { RequestTracker } from './http/request-tracker';
 import type { RouteDef } from './http/route';
@@ -11,6 +12,7 @@ import { mount } from './http/route';
 import type { Logger } from './log/logger';
 import type { CaptureRegistry } from './capture/registry';
 import type { MediaStore } from './media/store';
+import { PANEL_DIR } from './paths';
 import { mediaRoutes } from './routes/media';
 import { networkRoutes } from './routes/network';
 import { opsRoutes } from './routes/ops';
@@ -28,6 +30,10 @@ export interface AppDeps extends SystemDeps {
   serviceKey: string | null;
   logger: Logger;
   version: string;
+  /** Check every response against its declared schema; a mismatch is a logged 500 (tests). */
+  validateResponses: boolean;
+  /** navigate may open `file:` URLs. */
+  allowFileUrls: boolean;
   media: MediaStore;
   captures: CaptureRegistry;
   vision: VisionClient;
@@ -60,12 +66,20 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(api);
   let openApi: Record<string, unknown> | null = null;
   app.use(docsRouter(() => (openApi ??= buildOpenApi(routes, deps.version))));
-  app.use(
-    '/',
-    localOnly,
-    express.static(path.join(deps.repoRoot, 'worker', 'panel'), { index: 'index.html' }),
-  );
+  app.use('/', localOnly, express.static(PANEL_DIR, { index: 'index.html' }));
   app.use('/api', notFound);
   app.use(errorHandler(deps.logger));
   return app;
+}
+
+/**
+ * The worker's HTTP server as production runs it: the two status reads that monitors poll
+ * hardest answered before express (fast-status.ts), everything else by the app.
+ */
+export function createServer(deps: AppDeps): http.Server {
+  const app = createApp(deps);
+  const quick = fastStatus(deps.navigator);
+  return http.createServer((req, res) => {
+    if (!quick(req, res)) app(req, res);
+  });
 }

@@ -11,7 +11,6 @@ export interface Config {
   profileDir: string;
   slowmoMs: number;
   wakerUrl: string;
-  healthTimeoutS: number;
   visionKeyPaga: string | null;
   visionKeyGratis: string | null;
   chromePath: string | null;
@@ -27,8 +26,13 @@ export interface Config {
     priceOutputPerMTok: number;
     timeoutMs: number;
   };
-  /** Where `.update-trigger` lives and, without a persona, the request log. */
+  /** Where `.env` and `.update-trigger` live, git is asked for the commit and, without a
+   * persona, the request log goes. */
   repoRoot: string;
+  /** navigate may open `file:` URLs (off by default: they read the worker's own disk). */
+  allowFileUrls: boolean;
+  /** Check every response against its declared schema and answer 500 on a mismatch (tests). */
+  validateResponses: boolean;
   /** Folder holding `requests/`: the persona folder, else the repository root. */
   dataDir: string;
 }
@@ -46,10 +50,6 @@ const schema = Joi.object({
   BROWSER_SLOWMO: Joi.number().integer().min(0).max(60000).default(200),
   WAKER_PORT: Joi.number().integer().min(1).max(65535).default(4900),
   WAKER_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
-  HEALTH_TIMEOUT: Joi.number().positive().default(90),
-  UPDATE_INTERVAL: Joi.number().positive().default(10),
-  METRICS_INTERVAL: Joi.number().positive().default(15),
-  METRICS_WINDOW: Joi.number().positive().default(600),
   VISION_API_KEY_PAGA: optionalString,
   VISION_API_KEY_GRATIS: optionalString,
   CHROME_PATH: optionalString,
@@ -64,6 +64,8 @@ const schema = Joi.object({
   VISION_PRICE_INPUT_PER_MTOK: Joi.number().min(0).default(0.3),
   VISION_PRICE_OUTPUT_PER_MTOK: Joi.number().min(0).default(2.5),
   VISION_TIMEOUT_SECONDS: Joi.number().positive().default(60),
+  ALLOW_FILE_URLS: Joi.boolean().default(false),
+  VALIDATE_RESPONSES: Joi.boolean().default(false),
 })
   .unknown(true)
   .prefs({ convert: true, abortEarly: true });
@@ -97,8 +99,10 @@ function readEnvFile(file: string): Record<string, string> {
 /**
  * Layers: `.env` at the repository root, then `PERSONA_DIR/persona.env` on top; the process
  * environment wins over both, so a caller (the waker, a test) can always override a file.
+ * The repository root is `REPO_ROOT` from the environment, else `defaultRoot`.
  */
-export function loadConfig(env: NodeJS.ProcessEnv, repoRoot: string): Config {
+export function loadConfig(env: NodeJS.ProcessEnv, defaultRoot: string): Config {
+  const repoRoot = path.resolve(env.REPO_ROOT || defaultRoot);
   const base = readEnvFile(path.join(repoRoot, '.env'));
   const personaDirRaw = env.PERSONA_DIR ?? base.PERSONA_DIR;
   const persona = personaDirRaw
@@ -127,8 +131,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, repoRoot: string): Config {
       ? path.join(personaDir, 'profile')
       : path.resolve(repoRoot, v.BROWSER_PROFILE as string),
     slowmoMs: v.BROWSER_SLOWMO as number,
-    wakerUrl: str('WAKER_URL') ?? `http://127.0.0.1:${v.WAKER_PORT as number}`,
-    healthTimeoutS: v.HEALTH_TIMEOUT as number,
+    wakerUrl: (str('WAKER_URL') ?? `http://127.0.0.1:${v.WAKER_PORT as number}`).replace(
+      /\/+$/,
+      '',
+    ),
     visionKeyPaga: str('VISION_API_KEY_PAGA'),
     visionKeyGratis: str('VISION_API_KEY_GRATIS'),
     chromePath: str('CHROME_PATH'),
@@ -145,26 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, repoRoot: string): Config {
     },
     repoRoot,
     dataDir: personaDir ?? repoRoot,
+    allowFileUrls: v.ALLOW_FILE_URLS as boolean,
+    validateResponses: v.VALIDATE_RESPONSES as boolean,
   };
-}
-
-/** The repository root: the nearest folder above `from` whose package.json is ours. */
-export function findRepoRoot(from: string): string {
-  let dir = from;
-  for (;;) {
-    const pkg = path.join(dir, 'package.json');
-    if (fs.existsSync(pkg)) {
-      try {
-        if (
-          (JSON.parse(fs.readFileSync(pkg, 'utf8')) as { name?: string }).name === 'persona-browser'
-        )
-          return dir;
-      } catch {
-        /* not ours; keep climbing */
-      }
-    }
-    const up = path.dirname(dir);
-    if (up === dir) return process.cwd();
-    dir = up;
-  }
 }

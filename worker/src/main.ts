@@ -1,23 +1,21 @@
-import fs from 'node:fs';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { startVnc, startXvfb } from '../../xvfb/src/display';
-import type { VirtualDisplay } from '../../xvfb/src/display';
-import { createApp } from './app';
+import type { CommitInfo } from '@persona-browser/contracts';
+import { startVnc, startXvfb } from '@persona-browser/xvfb';
+import type { VirtualDisplay } from '@persona-browser/xvfb';
+import { createServer } from './app';
 import { findBrowserBinary } from './browser/launch';
 import { Navigator } from './browser/navigator';
-import { ConfigError, findRepoRoot, loadConfig } from './config';
+import { ConfigError, loadConfig } from './config';
 import type { Config } from './config';
-import { fastStatus } from './http/fast-status';
 import { RequestTracker } from './http/request-tracker';
 import { CaptureRegistry } from './capture/registry';
 import { MediaStore } from './media/store';
 import { VisionClient } from './vision/client';
 import { createLogger } from './log/logger';
 import { RequestLog } from './log/request-log';
+import { defaultRepoRoot, workerVersion } from './paths';
 import { ProxyErrors, readCommit } from './system-info';
-import type { CommitInfo } from './system-info';
 
 const DRAIN_MS = 5_000;
 
@@ -27,11 +25,10 @@ function fatal(message: string): never {
 }
 
 async function main(): Promise<void> {
-  const repoRoot = findRepoRoot(__dirname);
   let config: Config;
   let executablePath: string;
   try {
-    config = loadConfig(process.env, repoRoot);
+    config = loadConfig(process.env, defaultRepoRoot());
     executablePath = findBrowserBinary(config.chromePath);
   } catch (err) {
     if (err instanceof ConfigError || err instanceof Error) fatal(err.message);
@@ -42,9 +39,7 @@ async function main(): Promise<void> {
   delete process.env.PROXY_PASSWORD;
 
   const logger = createLogger([config.serviceKey, config.visionKeyGratis, config.visionKeyPaga]);
-  const version = (
-    JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }
-  ).version;
+  const { repoRoot } = config;
 
   let xvfb: VirtualDisplay | null = null;
   let display = config.display;
@@ -107,7 +102,7 @@ async function main(): Promise<void> {
     process.exit(0);
   };
 
-  const app = createApp({
+  const server = createServer({
     navigator,
     tracker,
     proxyErrors,
@@ -117,15 +112,13 @@ async function main(): Promise<void> {
     wakerUrl: config.wakerUrl,
     serviceKey: config.serviceKey,
     logger,
-    version,
+    version: workerVersion(),
+    validateResponses: config.validateResponses,
+    allowFileUrls: config.allowFileUrls,
     media,
     captures,
     vision,
     shutdown: () => void shutdown('kill endpoint'),
-  });
-  const quick = fastStatus(navigator);
-  const server = http.createServer((req, res) => {
-    if (!quick(req, res)) app(req, res);
   });
   server.listen(config.port, config.host);
   server.once('error', (err) =>

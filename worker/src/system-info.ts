@@ -1,12 +1,7 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-
-export interface CommitInfo {
-  hash: string;
-  subject: string;
-  date: string;
-}
+import type { CommitInfo } from '@persona-browser/contracts';
 
 /** The checkout's HEAD commit, or null where git or the repository is unavailable. */
 export function readCommit(repoRoot: string): Promise<CommitInfo | null> {

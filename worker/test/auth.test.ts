@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Body } from './helpers/mistakes';
-import { UPDATE_TRIGGER, TARGET, useMistakeWorker } from './helpers/mistakes';
+import { TARGET, useMistakeWorker } from './helpers/mistakes';
 import type { CallOptions, RunningWorker } from './helpers/worker';
 import { KEY, startWorker } from './helpers/worker';
 
@@ -9,7 +9,7 @@ import { KEY, startWorker } from './helpers/worker';
  * refused call changed nothing.
  */
 
-const { ctx, poolPages, pageIds } = useMistakeWorker();
+const { ctx, poolPages, pageIds, updateTrigger } = useMistakeWorker();
 
 describe('authentication', () => {
   const t = `/api/v1/ops/${TARGET}`;
@@ -76,10 +76,10 @@ describe('authentication', () => {
   });
 
   test('a rejected update does not touch .update-trigger', async () => {
-    fs.rmSync(UPDATE_TRIGGER, { force: true });
+    fs.rmSync(updateTrigger(), { force: true });
     const r = await ctx.w.call('GET', '/api/v1/system/update', { auth: false });
     expect(r.status).toBe(401);
-    expect(fs.existsSync(UPDATE_TRIGGER)).toBe(false);
+    expect(fs.existsSync(updateTrigger())).toBe(false);
   });
 
   test('auth is checked before the page lookup and before body validation', async () => {

@@ -56,12 +56,29 @@ describe('environment files', () => {
     ['BROWSER_SLOWMO', '-1'],
     ['WAKER_PORT', '0'],
     ['WAKER_URL', 'ftp://x'],
-    ['HEALTH_TIMEOUT', 'soon'],
+    ['ALLOW_FILE_URLS', 'perhaps'],
     ['VNC_PORT', 'x'],
   ])('a bad %s=%s is refused with a message naming it', (name, value) => {
     const root = repo({});
     expect(() => loadConfig({ [name]: value }, root)).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value }, root)).toThrow(new RegExp(`^invalid ${name}: `));
+  });
+
+  test('REPO_ROOT moves the repository root: .env, profile and request log follow it', () => {
+    const elsewhere = repo({ '.env': 'BROWSER_SLOWMO=7\n' });
+    const c = loadConfig({ REPO_ROOT: elsewhere }, repo({ '.env': 'BROWSER_SLOWMO=9\n' }));
+    expect(c).toMatchObject({
+      repoRoot: elsewhere,
+      slowmoMs: 7,
+      profileDir: path.join(elsewhere, 'browser-profile'),
+      dataDir: elsewhere,
+    });
+  });
+
+  test('settings of the fleet are left to the fleet', () => {
+    // The supervisor and the waker validate these; a worker sharing their .env starts anyway.
+    const c = loadConfig({ HEALTH_TIMEOUT: 'soon', UPDATE_INTERVAL: 'x' }, repo({}));
+    expect(c.port).toBe(5000);
   });
 
   test('a missing persona folder is named', () => {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { startXvfb } from '../../xvfb/src/display';
+import { startXvfb } from '@persona-browser/xvfb';
 import type { Fixture } from './helpers/fixture';
 import { startFixture } from './helpers/fixture';
 import { Observer } from './helpers/observer';

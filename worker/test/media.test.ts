@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createApp } from '../src/app';
+import { createServer } from '../src/app';
 import { Navigator } from '../src/browser/navigator';
 import { CaptureRegistry } from '../src/capture/registry';
 import { RequestTracker } from '../src/http/request-tracker';
@@ -14,7 +14,7 @@ import { MediaStore } from '../src/media/store';
 import { ProxyErrors } from '../src/system-info';
 import { VisionClient } from '../src/vision/client';
 import { readLogRows } from './helpers/request-log-file';
-import { KEY, ROOT, startWorker } from './helpers/worker';
+import { KEY, startWorker } from './helpers/worker';
 
 /**
  * SPEC "Endpoints: Media" through the real HTTP application on an ephemeral port: what a client
@@ -38,7 +38,7 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-media-'));
   media = new MediaStore({ ttlMs: TTL_MS, capBytes: CAP });
   const logger = createLogger([KEY], 'error');
-  const app = createApp({
+  server = createServer({
     // Never started: the media route needs no browser.
     navigator: new Navigator({
       executablePath: '/usr/bin/chromium',
@@ -51,11 +51,13 @@ beforeAll(async () => {
     proxyErrors: new ProxyErrors(null),
     commit: async () => null,
     persona: null,
-    repoRoot: ROOT,
+    repoRoot: dir,
     wakerUrl: 'http://127.0.0.1:1',
     serviceKey: KEY,
     logger,
     version: 'test',
+    validateResponses: true,
+    allowFileUrls: false,
     media,
     captures: new CaptureRegistry(),
     vision: new VisionClient({
@@ -69,7 +71,6 @@ beforeAll(async () => {
     }),
     shutdown: () => undefined,
   });
-  server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startFixture } from './helpers/fixture';
@@ -32,6 +33,22 @@ describe('navigator status', () => {
 
 describe('ping', () => {
   test('answers after about 2 s with pong, commit, persona, activity and proxy_errors', async () => {
+    // REPO_ROOT is the worker's scratch folder: make it a checkout with a commit of its own.
+    const git = (...args: string[]): string =>
+      execFileSync('git', ['-C', w.dir, ...args], { encoding: 'utf8' }).trim();
+    git('init', '-q');
+    git(
+      '-c',
+      'user.name=t',
+      '-c',
+      'user.email=t@example.com',
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'fixture: the commit ping reports',
+    );
+    const hash = git('rev-parse', 'HEAD');
     const before = Date.now();
     const r = await w.call<Record<string, any>>('GET', '/api/v1/system/ping', { auth: false });
     expect(r.status).toBe(200);
@@ -43,7 +60,11 @@ describe('ping', () => {
     expect(r.body.persona).toBe('alice');
     expect(r.body.proxy_errors).toBeNull();
     expect(r.body.activity).toEqual({ in_flight: 0, idle_seconds: expect.any(Number) });
-    expect(r.body.commit === null || /^[0-9a-f]{40}$/.test(r.body.commit.hash)).toBe(true);
+    expect(r.body.commit).toEqual({
+      hash,
+      subject: 'fixture: the commit ping reports',
+      date: new Date(git('log', '-1', '--format=%cI')).toISOString(),
+    });
   });
 });
 
@@ -89,7 +110,7 @@ describe('proxy_errors', () => {
 
 describe('update', () => {
   test('touches .update-trigger at the repository root', async () => {
-    const file = path.resolve(__dirname, '..', '..', '.update-trigger');
+    const file = path.join(w.dir, '.update-trigger');
     fs.rmSync(file, { force: true });
     const r = await w.call('GET', '/api/v1/system/update');
     expect(r.status).toBe(200);

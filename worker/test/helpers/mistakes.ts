@@ -2,14 +2,13 @@ import path from 'node:path';
 import type { Fixture } from './fixture';
 import { startFixture } from './fixture';
 import type { ApiResponse, RunningWorker } from './worker';
-import { ROOT, startWorker } from './worker';
+import { startWorker } from './worker';
 
 export type Body = Record<string, unknown>;
 export type PageEntry = { page_id: string; url: string; leased: boolean };
 /** Jest's asymmetric matchers, typed so that lint sees no `any`. */
 export const anyString: unknown = expect.any(String);
 export const matching = (re: RegExp): unknown => expect.stringMatching(re);
-export const UPDATE_TRIGGER = path.join(ROOT, '.update-trigger');
 /** A page that exists for the whole file; unauthenticated calls aim at it and must not touch it. */
 export const TARGET = 'p-auth';
 
@@ -74,5 +73,8 @@ export function useMistakeWorker() {
     expect(ctx.w.proc.exitCode).toBeNull();
   });
 
-  return { ctx, poolPages, pageIds, createPage, resetPool };
+  /** `.update-trigger` at the worker's REPO_ROOT (its scratch folder). */
+  const updateTrigger = (): string => path.join(ctx.w.dir, '.update-trigger');
+
+  return { ctx, poolPages, pageIds, createPage, resetPool, updateTrigger };
 }

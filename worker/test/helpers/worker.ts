@@ -1,11 +1,11 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { makeScratch, spawnWorker } from '../../testkit/spawn';
+import type { WorkerProcess } from '../../testkit/spawn';
 
+export { pidsMatching } from '../../testkit/procs';
+
+/** The repository this test suite runs from. */
 export const ROOT = path.resolve(__dirname, '..', '..', '..');
-export const MAIN = path.join(ROOT, 'dist', 'worker', 'src', 'main.js');
 export const KEY = 'test-service-key';
 
 export interface ApiResponse<T = Record<string, unknown>> {
@@ -26,11 +26,12 @@ export interface CallOptions {
 export interface RunningWorker {
   url: string;
   port: number;
-  proc: ChildProcess;
+  proc: WorkerProcess['proc'];
   /** Every line the worker printed (JSON log lines). */
   logs: string[];
-  /** A scratch folder of this worker: profile, request log (it is the repository root's stand-in for data). */
+  /** The scratch folder of this worker: profile, persona folder, REPO_ROOT. */
   dir: string;
+  /** Where the request log goes: the persona folder, else the scratch folder. */
   dataDir: string;
   /** The browser profile folder in use (`PERSONA_DIR/profile`, else BROWSER_PROFILE). */
   profileDir: string;
@@ -47,70 +48,30 @@ export interface RunningWorker {
 
 export interface StartOptions {
   env?: Record<string, string | undefined>;
-  /**
-   * Run as a persona: a folder `<dir>/personas/<name>` becomes PERSONA_DIR (default `tester`,
-   * so request logs stay in the test's scratch folder). `null` runs without a persona.
-   */
+  /** Run as this persona (default `tester`); `null` runs without a persona. */
   persona?: string | null;
   personaEnv?: string;
+  /** Reuse the scratch folder of an earlier worker (same profile and persona folder). */
+  dir?: string;
 }
 
-/** Starts the built worker on an ephemeral port with its own Xvfb and a fresh profile. */
+/**
+ * Starts the built worker on an ephemeral port with its own Xvfb and a fresh profile. Every
+ * response it sends is checked against its declared schema (VALIDATE_RESPONSES).
+ */
 export async function startWorker(opts: StartOptions = {}): Promise<RunningWorker> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-worker-'));
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    HOST: '127.0.0.1',
-    PORT: '0',
+  const scratch = makeScratch({
+    prefix: 'pb-worker-',
+    persona: opts.persona === undefined ? 'tester' : opts.persona,
+    personaEnv: opts.personaEnv,
+    dir: opts.dir,
+  });
+  const w = await spawnWorker({
+    ...scratch.env,
     SERVICE_KEY: KEY,
-    BROWSER_PROFILE: path.join(dir, 'profile'),
-    BROWSER_SLOWMO: '0',
-    WAKER_PORT: '1',
-    DISPLAY: undefined,
-    LOG_LEVEL: 'info',
+    VALIDATE_RESPONSES: 'true',
     ...opts.env,
-  };
-  let dataDir = ROOT;
-  const persona = opts.persona === undefined ? 'tester' : opts.persona;
-  if (persona) {
-    const personaDir = path.join(dir, 'personas', persona);
-    fs.mkdirSync(personaDir, { recursive: true });
-    if (opts.personaEnv) fs.writeFileSync(path.join(personaDir, 'persona.env'), opts.personaEnv);
-    env.PERSONA_DIR = personaDir;
-    dataDir = personaDir;
-  }
-  const profileDir = persona ? path.join(dataDir, 'profile') : (env.BROWSER_PROFILE as string);
-  for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
-  const proc = spawn(process.execPath, [MAIN], {
-    env: env,
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const logs: string[] = [];
-  const exited = new Promise<number | null>((resolve) =>
-    proc.once('exit', (code) => resolve(code)),
-  );
-  const port = await new Promise<number>((resolve, reject) => {
-    let buf = '';
-    const onData = (chunk: Buffer): void => {
-      buf += chunk.toString();
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        logs.push(line);
-        try {
-          const entry = JSON.parse(line) as { message?: string; port?: number };
-          if (entry.message === 'listening' && entry.port) resolve(entry.port);
-        } catch {
-          /* not a log line */
-        }
-      }
-    };
-    proc.stdout?.on('data', onData);
-    proc.stderr?.on('data', (c: Buffer) => logs.push(c.toString()));
-    void exited.then((code) => reject(new Error(`worker exited with ${code}: ${logs.join('\n')}`)));
-  });
-  const url = `http://127.0.0.1:${port}`;
   const call = async <T>(
     method: string,
     route: string,
@@ -123,7 +84,7 @@ export async function startWorker(opts: StartOptions = {}): Promise<RunningWorke
     if (o.body !== undefined) body = JSON.stringify(o.body);
     if (body !== undefined) headers['content-type'] ??= 'application/json';
     const started = performance.now();
-    const res = await fetch(url + route, { method, headers, body });
+    const res = await fetch(w.url + route, { method, headers, body });
     const text = await res.text();
     let parsed: unknown = text;
     try {
@@ -138,16 +99,16 @@ export async function startWorker(opts: StartOptions = {}): Promise<RunningWorke
       ms: performance.now() - started,
     };
   };
-  const worker: RunningWorker = {
-    url,
-    port,
-    proc,
-    logs,
-    dir,
-    dataDir,
-    profileDir,
+  return {
+    url: w.url,
+    port: w.port,
+    proc: w.proc,
+    logs: w.logs,
+    dir: scratch.dir,
+    dataDir: scratch.dataDir,
+    profileDir: scratch.profileDir,
     call,
-    exited,
+    exited: w.exited,
     waitInitialized: async (timeoutMs = 30_000) => {
       const until = Date.now() + timeoutMs;
       while (Date.now() < until) {
@@ -158,30 +119,9 @@ export async function startWorker(opts: StartOptions = {}): Promise<RunningWorke
       throw new Error('worker did not initialize');
     },
     stop: async () => {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
+      await w.stop();
     },
   };
-  return worker;
-}
-
-/** Pids of live processes whose command line contains `needle` (read from /proc). */
-export function pidsMatching(needle: string): number[] {
-  const out: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (/\) Z /.test(stat)) continue; // a zombie has already exited
-      if (cmd.includes(needle)) out.push(Number(entry));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return out;
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

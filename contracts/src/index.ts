@@ -1,0 +1,4 @@
+export * from './metrics';
+export * from './paths';
+export * from './ping';
+export * from './status';

@@ -1,0 +1,65 @@
+import Joi from 'joi';
+
+/** Host figures of one metrics sample (SPEC "Metrics sample"). */
+export interface SystemSample {
+  /** Summed over cores: can exceed 100. */
+  cpu_pct: number;
+  mem_total_mb: number;
+  mem_used_mb: number;
+  load1: number;
+  load5: number;
+  /** null where the host has no thermal zone file. */
+  temp_c: number | null;
+}
+
+/** One persona's whole browser process tree. */
+export interface InstanceSample {
+  pid: number;
+  procs: number;
+  cpu_pct: number;
+  rss_mb: number;
+}
+
+export interface MetricsSample {
+  /** epoch seconds */
+  ts: number;
+  system: SystemSample;
+  /** Keyed by persona name; null while that persona is down. */
+  instances: Record<string, InstanceSample | null>;
+}
+
+export interface MetricsBody {
+  interval_s: number;
+  window_s: number;
+  samples: MetricsSample[];
+}
+
+const num = Joi.number().required();
+
+export const systemSampleSchema = Joi.object<SystemSample, true>({
+  cpu_pct: num,
+  mem_total_mb: num,
+  mem_used_mb: num,
+  load1: num,
+  load5: num,
+  temp_c: Joi.number().allow(null).required(),
+}).label('SystemSample');
+
+export const instanceSampleSchema = Joi.object<InstanceSample, true>({
+  pid: Joi.number().integer().required(),
+  procs: Joi.number().integer().min(0).required(),
+  cpu_pct: num,
+  rss_mb: num,
+}).label('InstanceSample');
+
+export const metricsSampleSchema = Joi.object<MetricsSample, true>({
+  ts: num,
+  system: systemSampleSchema.required(),
+  instances: Joi.object().pattern(Joi.string(), instanceSampleSchema.allow(null)).required(),
+}).label('MetricsSample');
+
+export const metricsBodySchema = Joi.object<MetricsBody, true>({
+  interval_s: num,
+  window_s: num,
+  samples: Joi.array().items(metricsSampleSchema).required(),
+}).label('Metrics');
