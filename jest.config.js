@@ -6,6 +6,8 @@ module.exports = {
   globalSetup: '<rootDir>/jest.global-setup.js',
   // Real browsers and displays: one file at a time keeps a 2-core machine honest.
   maxWorkers: 1,
+  // Browser tests take seconds; their own deadlines are inside them.
+  testTimeout: 120000,
   verbose: true,
   reporters: ['default', '<rootDir>/worker/test/helpers/summary-reporter.cjs'],
 };

@@ -12,5 +12,4 @@ module.exports = (dir, name) => ({
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: path.join(__dirname, 'tsconfig.check.json') }],
   },
-  testTimeout: 120000,
 });
