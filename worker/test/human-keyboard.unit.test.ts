@@ -3,7 +3,7 @@
  * and the one hard rule: replaying a plan gives exactly the text, whatever the characters.
  */
 import {
-  DEFAULT_TYPO_RATE,
+  DEFAULT_CHARS_PER_TYPO,
   applyTyping,
   keyIntervalMs,
   planPaste,
@@ -73,7 +73,7 @@ describe('inter-key timing', () => {
 
   test('a typing plan carries the same timing', () => {
     const rng = seededRng(12);
-    const delays = charDelays(planTyping(prose(rng, 4000), rng, { typoRate: 0 }).steps);
+    const delays = charDelays(planTyping(prose(rng, 4000), rng, { charsPerTypo: Infinity }).steps);
     console.log(`plan char delays: ${fmt(mean(delays))} ± ${fmt(sd(delays))} ms`);
     expect(mean(delays)).toBeGreaterThanOrEqual(180);
     expect(mean(delays)).toBeLessThanOrEqual(300);
@@ -92,9 +92,39 @@ describe('typos', () => {
       perTypo.push(Array.from(text).length / Math.max(1, plan.typos));
     }
     const overall = 1 / mean(perTypo.map((x) => 1 / x));
-    console.log(`typos: one per ${fmt(overall)} characters (rate ${DEFAULT_TYPO_RATE})`);
+    console.log(`typos: one per ${fmt(overall)} characters (mean gap ${DEFAULT_CHARS_PER_TYPO})`);
     expect(overall).toBeGreaterThanOrEqual(15);
     expect(overall).toBeLessThanOrEqual(30);
+  });
+
+  test('2–6 backspaces per 100 characters from call to call, most typos corrected at once', () => {
+    // Calls of about 300 characters, as a form field or a message takes.
+    const perHundred: number[] = [];
+    let corrections = 0;
+    let immediate = 0;
+    for (let seed = 0; seed < 2000; seed++) {
+      const rng = seededRng(1000 + seed);
+      const text = prose(rng, 55).slice(0, 300);
+      const { steps } = planTyping(text, rng);
+      const backspaces = steps.filter((s) => s.kind === 'backspace').length;
+      perHundred.push((backspaces / Array.from(text).length) * 100);
+      steps.forEach((s, i) => {
+        if (s.kind !== 'backspace' || steps[i - 1]?.kind === 'backspace') return;
+        corrections += 1;
+        if (steps[i + 1]?.kind !== 'backspace') immediate += 1;
+      });
+    }
+    const sorted = [...perHundred].sort((a, b) => a - b);
+    const at = (q: number): number => sorted[Math.floor(q * (sorted.length - 1))]!;
+    const inside = perHundred.filter((x) => x >= 2 && x <= 6).length / perHundred.length;
+    console.log(
+      `backspaces per 100 chars: mean ${fmt(mean(perHundred))}, p5 ${fmt(at(0.05))}, ` +
+        `p95 ${fmt(at(0.95))}, within 2–6: ${fmt(inside)}; immediate: ${fmt(immediate / corrections)}`,
+    );
+    expect(mean(perHundred)).toBeGreaterThanOrEqual(3);
+    expect(mean(perHundred)).toBeLessThanOrEqual(5);
+    expect(inside).toBeGreaterThanOrEqual(0.95);
+    expect(immediate / corrections).toBeGreaterThanOrEqual(0.75);
   });
 
   test('a typo is a QWERTY neighbour in the same case, repaired after 0–2 more keys', () => {
@@ -103,7 +133,7 @@ describe('typos', () => {
     for (let seed = 0; seed < 300; seed++) {
       const rng = seededRng(seed);
       const text = prose(rng, 60);
-      const { steps, typos } = planTyping(text, rng, { typoRate: 0.2 });
+      const { steps, typos } = planTyping(text, rng, { charsPerTypo: 5 });
       const flagged = steps.filter((s) => s.kind === 'char' && s.typo).length;
       if (flagged !== typos) problems.push(`seed ${seed}: ${flagged} typo steps, typos ${typos}`);
       steps.forEach((s, i) => {
@@ -148,31 +178,36 @@ describe('typos', () => {
 });
 
 describe('the typed text is always exact', () => {
-  test.each([0, DEFAULT_TYPO_RATE, 0.5, 1])('random Unicode, typo rate %p', (typoRate) => {
-    let typos = 0;
-    for (let seed = 0; seed < 2500; seed++) {
-      const rng = seededRng(seed);
-      const text = randomUnicode(rng);
-      const plan = planTyping(text, rng, { typoRate });
-      const result = applyTyping(plan.steps);
-      if (result !== text) throw new Error(`seed ${seed}: ${JSON.stringify({ text, result })}`);
-      // Every backspace removes one extra key, so: keys = characters + 2 × backspaces.
-      const backspaces = plan.steps.filter((s) => s.kind === 'backspace').length;
-      const keys = Array.from(text).length + 2 * backspaces;
-      if (plan.keysSent !== plan.steps.length || plan.keysSent !== keys) {
-        throw new Error(`seed ${seed}: keysSent ${plan.keysSent}, expected ${keys}`);
+  test.each([Infinity, DEFAULT_CHARS_PER_TYPO, 3, 1])(
+    'random Unicode, a typo per %p characters',
+    (charsPerTypo) => {
+      let typos = 0;
+      for (let seed = 0; seed < 2500; seed++) {
+        const rng = seededRng(seed);
+        const text = randomUnicode(rng);
+        const plan = planTyping(text, rng, { charsPerTypo });
+        const result = applyTyping(plan.steps);
+        if (result !== text) throw new Error(`seed ${seed}: ${JSON.stringify({ text, result })}`);
+        // Every backspace removes one extra key, so: keys = characters + 2 × backspaces.
+        const backspaces = plan.steps.filter((s) => s.kind === 'backspace').length;
+        const keys = Array.from(text).length + 2 * backspaces;
+        if (plan.keysSent !== plan.steps.length || plan.keysSent !== keys) {
+          throw new Error(`seed ${seed}: keysSent ${plan.keysSent}, expected ${keys}`);
+        }
+        typos += plan.typos;
       }
-      if (typoRate === 0 && plan.typos !== 0) throw new Error(`seed ${seed}: typos at rate 0`);
-      typos += plan.typos;
-    }
-    if (typoRate > 0) expect(typos).toBeGreaterThan(0);
-  });
+      // Slips happen exactly when they are asked for.
+      expect(typos > 0).toBe(Number.isFinite(charsPerTypo));
+    },
+  );
 
   test.each(['', '\n', 'é', 'e\u0301', '👩‍💻', '中文 text', 'a\n\nb', 'AAAA', '\ud83d'])(
     'edge case %j',
     (text) => {
       for (let seed = 0; seed < 200; seed++) {
-        expect(applyTyping(planTyping(text, seededRng(seed), { typoRate: 0.9 }).steps)).toBe(text);
+        expect(applyTyping(planTyping(text, seededRng(seed), { charsPerTypo: 1 }).steps)).toBe(
+          text,
+        );
       }
     },
   );
@@ -190,7 +225,7 @@ describe('the typed text is always exact', () => {
   test('a seed reproduces the plan', () => {
     const text = 'Hello, world 123';
     expect(planTyping(text, seededRng(5))).toEqual(planTyping(text, seededRng(5)));
-    expect(() => planTyping(text, seededRng(5), { typoRate: 2 })).toThrow(RangeError);
+    expect(() => planTyping(text, seededRng(5), { charsPerTypo: 0.5 })).toThrow(RangeError);
   });
 });
 

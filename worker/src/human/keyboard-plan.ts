@@ -2,19 +2,28 @@
  * Typing and pasting as pure functions of (text, random source) → timed key steps.
  *
  * Typing goes code point by code point (Array.from), so emoji and other astral characters are
- * never split into lone surrogates. Now and then a letter or digit comes out as its QWERTY
- * neighbour; the typist may type up to two more characters before noticing, pauses, deletes
- * back to the mistake and retypes. Whatever the draws, replaying the steps yields exactly the
- * input text (see `applyTyping`).
+ * never split into lone surrogates. Every so often a letter or digit comes out as its QWERTY
+ * neighbour; mostly the typist sees it at once, pauses and deletes it; now and then one or two
+ * more characters go by first, and all of them are deleted and retyped. Whatever the draws,
+ * replaying the steps yields exactly the input text (see `applyTyping`).
+ *
+ * Slips come at a steady pace, as a typist's do: the distance from one to the next is drawn
+ * around `charsPerTypo` with a narrow spread (not memoryless), so a call of a few hundred
+ * characters has about as many corrections as the next one: 2–6 backspaces per 100 characters.
  */
 import type { KeyStep, PastePlan, Rng, TypingPlan } from './types';
-import { chance, logNormalFromMeanSd, pick, within } from './random';
+import { chance, logNormalFromMeanSd, normal, pick, uniform, within } from './random';
 
-/**
- * Chance that a letter or digit is mistyped. English prose is about 80 % letters and digits,
- * so this gives one typo per ~22 characters, inside the 15–30 the design asks for.
- */
-export const DEFAULT_TYPO_RATE = 0.055;
+/** Characters from one corrected typo to the next, on average (design: one per 15–30). */
+export const DEFAULT_CHARS_PER_TYPO = 28;
+/** The spread of that distance, relative to its mean. */
+const TYPO_GAP_SPREAD = 0.22;
+/** How many characters go by before a typo is noticed: mostly none. */
+const NOTICE_AFTER: ReadonlyArray<readonly [number, number]> = [
+  [0, 0.8],
+  [1, 0.15],
+  [2, 0.05],
+];
 
 /** US QWERTY rows with each row's horizontal stagger, in key widths. */
 const ROWS: ReadonlyArray<readonly [string, number]> = [
@@ -76,29 +85,52 @@ function backspaceIntervalMs(rng: Rng): number {
  * a letter with its combining accent), which would not undo exactly one typed code point.
  */
 function charsBeforeNoticing(chars: readonly string[], at: number, rng: Rng): number {
-  const wanted = pick(rng, [0, 0, 0, 0, 1, 1, 1, 2, 2]);
+  let draw = rng.next();
+  let wanted = 0;
+  for (const [n, p] of NOTICE_AFTER) {
+    wanted = n;
+    if (draw < p) break;
+    draw -= p;
+  }
   let n = 0;
   while (n < wanted && /^[\x20-\x7e]$/.test(chars[at + 1 + n] ?? '')) n++;
   return n;
 }
 
-export function planTyping(text: string, rng: Rng, opts: { typoRate?: number } = {}): TypingPlan {
-  const typoRate = opts.typoRate ?? DEFAULT_TYPO_RATE;
-  if (!(typoRate >= 0 && typoRate <= 1)) throw new RangeError('typoRate must be in [0, 1]');
+/** Characters until the next slip: around `mean`, within half to 1.6 times it. */
+function typoGap(rng: Rng, mean: number): number {
+  if (!Number.isFinite(mean)) return Infinity;
+  const gap = within(() => normal(rng, mean, mean * TYPO_GAP_SPREAD), mean * 0.5, mean * 1.6);
+  return Math.max(1, Math.round(gap));
+}
+
+export interface TypingOptions {
+  /** Mean characters between corrected typos (≥ 1); Infinity types without a slip. */
+  charsPerTypo?: number;
+}
+
+export function planTyping(text: string, rng: Rng, opts: TypingOptions = {}): TypingPlan {
+  const charsPerTypo = opts.charsPerTypo ?? DEFAULT_CHARS_PER_TYPO;
+  if (!(charsPerTypo >= 1)) throw new RangeError('charsPerTypo must be at least 1');
   const chars = Array.from(text);
   const steps: KeyStep[] = [];
   const type = (char: string, typo: boolean, delayMs = keyIntervalMs(rng)): void => {
     steps.push({ kind: 'char', char, delayMs, typo });
   };
   let typos = 0;
+  // The call starts somewhere between two slips, not right after one.
+  let untilSlip = Math.max(1, Math.round(typoGap(rng, charsPerTypo) * uniform(rng, 0.2, 1)));
   for (let i = 0; i < chars.length;) {
     const char = chars[i] as string;
     const near = qwertyNeighbours(char);
-    if (near.length === 0 || !chance(rng, typoRate)) {
+    untilSlip -= 1;
+    // A slip falls due on the next character that has neighbours to slip onto.
+    if (untilSlip > 0 || near.length === 0) {
       type(char, false);
       i += 1;
       continue;
     }
+    untilSlip = typoGap(rng, charsPerTypo);
     // The slip, the characters typed before noticing, then the repair.
     const extra = charsBeforeNoticing(chars, i, rng);
     const run = chars.slice(i, i + 1 + extra);
@@ -113,6 +145,7 @@ export function planTyping(text: string, rng: Rng, opts: { typoRate?: number } =
     for (const c of run) type(c, false);
     typos += 1;
     i += run.length;
+    untilSlip -= run.length - 1;
   }
   return { steps, keysSent: steps.length, typos };
 }
