@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
 
 export const SCREEN = '1920x1080x24';
@@ -19,6 +19,19 @@ function binaryExists(name: string): boolean {
     .some((dir) => fs.existsSync(`${dir}/${name}`));
 }
 
+/**
+ * Spawns `command` so that it dies with this process however this process ends (even by
+ * SIGKILL): through util-linux's setpriv, which asks the kernel to send SIGTERM when the parent
+ * goes, then executes the command in place (same pid). Where setpriv is missing the command
+ * runs plainly and outlives a killed parent.
+ */
+export function spawnTied(command: string, args: string[], options: SpawnOptions): ChildProcess {
+  if (binaryExists('setpriv')) {
+    return spawn('setpriv', ['--pdeathsig', 'TERM', '--', command, ...args], options);
+  }
+  return spawn(command, args, options);
+}
+
 function stopChild(child: ChildProcess, graceMs = 3_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
@@ -34,7 +47,7 @@ function stopChild(child: ChildProcess, graceMs = 3_000): Promise<void> {
 /**
  * Starts Xvfb on a free display number. Xvfb picks the number itself (`-displayfd`) and
  * writes it once it accepts connections, so there is no race with another display and no
- * polling for readiness.
+ * polling for readiness. It ends with this process, whatever way this process ends.
  */
 export function startXvfb(screen = SCREEN, timeoutMs = 10_000): Promise<VirtualDisplay> {
   if (!binaryExists('Xvfb')) {
@@ -44,7 +57,7 @@ export function startXvfb(screen = SCREEN, timeoutMs = 10_000): Promise<VirtualD
       ),
     );
   }
-  const child = spawn(
+  const child = spawnTied(
     'Xvfb',
     // No GLX: the browser composites in software, and Mesa's GL costs Xvfb ~30 MB (npm run bench).
     [
@@ -98,7 +111,7 @@ export function startVnc(display: string, port: number): { pid: number; stop(): 
   if (!binaryExists('x11vnc')) {
     throw new DisplayError('VNC_PORT is set but x11vnc is not installed: `apt-get install x11vnc`');
   }
-  const child = spawn(
+  const child = spawnTied(
     'x11vnc',
     [
       '-display',

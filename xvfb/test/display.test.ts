@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { startXvfb } from '../src/display';
 
@@ -23,5 +24,25 @@ describe('virtual display', () => {
     expect(alive(a.pid)).toBe(false);
     expect(alive(b.pid)).toBe(false);
     expect(fs.existsSync(`/tmp/.X11-unix/X${a.display.slice(1)}`)).toBe(false);
+  });
+});
+
+describe('tied to its parent', () => {
+  test('Xvfb ends when the process that started it is killed with SIGKILL', async () => {
+    // A parent of its own (the built package, as the worker uses it), for this test to kill.
+    const script = `require('@persona-browser/xvfb').startXvfb()
+      .then((d) => process.stdout.write(JSON.stringify(d) + '\\n'));
+      setInterval(() => {}, 1e9);`;
+    const parent = spawn(process.execPath, ['-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const display = await new Promise<{ pid: number; display: string }>((resolve) =>
+      parent.stdout.once('data', (c: Buffer) => resolve(JSON.parse(c.toString()))),
+    );
+    expect(alive(display.pid)).toBe(true);
+    parent.kill('SIGKILL');
+    const until = Date.now() + 5_000;
+    while (alive(display.pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(display.pid)).toBe(false);
   });
 });

@@ -1,0 +1,116 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Fixture } from './helpers/fixture';
+import { startFixture } from './helpers/fixture';
+import type { RunningWorker } from './helpers/worker';
+import { pidsMatching, startWorker } from './helpers/worker';
+
+/**
+ * A worker that dies outright (SIGKILL, the OOM killer, a power cut of its container) takes its
+ * browser and display with it, and its persona can be started again at once. A persona held by
+ * a live worker is never taken from it.
+ */
+
+type Body = Record<string, any>;
+let site: Fixture;
+
+beforeAll(async () => {
+  site = await startFixture();
+});
+afterAll(async () => {
+  await site?.close();
+});
+
+const browserPids = (w: RunningWorker): number[] => pidsMatching(`--user-data-dir=${w.profileDir}`);
+const xvfbPid = (w: RunningWorker): number => {
+  const line = w.logs.find((l) => l.includes('virtual display started'));
+  return (JSON.parse(line as string) as { pid: number }).pid;
+};
+const alive = (pid: number): boolean => pidsMatching('').includes(pid);
+
+async function gone(pids: number[], timeoutMs: number): Promise<number[]> {
+  const until = Date.now() + timeoutMs;
+  let left = pids.filter(alive);
+  while (left.length && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 50));
+    left = left.filter(alive);
+  }
+  return left;
+}
+
+/** What the profile recorded of the browser's last exit (Chromium's own bookkeeping). */
+function exitType(w: RunningWorker): unknown {
+  const prefs = JSON.parse(
+    fs.readFileSync(path.join(w.profileDir, 'Default', 'Preferences'), 'utf8'),
+  ) as { profile?: { exit_type?: unknown } };
+  return prefs.profile?.exit_type;
+}
+
+async function remember(w: RunningWorker, value: string | null): Promise<string> {
+  await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'mem' } });
+  const query = value === null ? '' : `?v=${value}`;
+  await w.call('POST', '/api/v1/ops/mem/navigate', {
+    body: { url: `${site.url}/remember${query}` },
+  });
+  const r = await w.call<Body>('POST', '/api/v1/ops/mem/extract-content');
+  return r.body.title as string;
+}
+
+test('SIGKILL of the worker ends its browser and display; the persona starts again at once, its profile intact', async () => {
+  const first = await startWorker({ persona: 'kill9' });
+  await first.waitInitialized();
+  expect(await remember(first, 'kept')).toBe('stored:kept');
+  const pids = [...browserPids(first), xvfbPid(first)];
+  expect(pids.length).toBeGreaterThan(2);
+
+  first.proc.kill('SIGKILL');
+  await first.exited;
+  expect(await gone(pids, 5_000)).toEqual([]);
+  // The browser shut down by itself, without recording a crash.
+  expect(['Normal', 'SessionEnded']).toContain(exitType(first));
+
+  const again = await startWorker({ persona: 'kill9', dir: first.dir });
+  try {
+    await again.waitInitialized();
+    expect(await remember(again, null)).toBe('stored:kept');
+  } finally {
+    await again.stop();
+  }
+});
+
+test('a browser that outlived its dead worker is cleared at the next start', async () => {
+  const first = await startWorker({ persona: 'orphan' });
+  await first.waitInitialized();
+  const pids = browserPids(first);
+  const main = pids.find(
+    (pid) => !fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type='),
+  );
+  // A browser that cannot notice its worker is gone (hung): frozen, then the worker is killed.
+  process.kill(main as number, 'SIGSTOP');
+  first.proc.kill('SIGKILL');
+  await first.exited;
+  expect(alive(main as number)).toBe(true);
+
+  const again = await startWorker({ persona: 'orphan', dir: first.dir });
+  try {
+    await again.waitInitialized();
+    expect(pids.filter(alive)).toEqual([]);
+    expect((await again.call('POST', '/api/v1/ops/create-page', { body: {} })).status).toBe(200);
+  } finally {
+    await again.stop();
+  }
+});
+
+test('a persona held by a live worker is refused by a second one, and the first keeps working', async () => {
+  const first = await startWorker({ persona: 'owned' });
+  try {
+    await first.waitInitialized();
+    const second = startWorker({ persona: 'owned', dir: first.dir });
+    await expect(second).rejects.toThrow(
+      new RegExp(`exited with 2[\\s\\S]*in use by the worker with pid ${first.proc.pid}`),
+    );
+    expect(await remember(first, 'still-mine')).toBe('stored:still-mine');
+  } finally {
+    await first.stop();
+  }
+});
