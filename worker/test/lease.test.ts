@@ -109,16 +109,28 @@ describe('lease table', () => {
   });
 
   test('a lease expires ttl seconds after the last call that used it, not after it was taken', async () => {
-    const token = (await lease('back', { ttl: 2 })).body.lease_token as string;
-    await sleep(1300);
+    // Measured as relations on the worker's own countdown (lease_expires_in), with no margin
+    // that a slow machine could eat: a lease never ends before ttl after its last use.
+    const TTL = 3;
+    const token = (await lease('back', { ttl: TTL })).body.lease_token as string;
+    await sleep(1_500);
+    const before = (await entry('back')).lease_expires_in as number;
+    expect(before).toBeLessThanOrEqual(TTL - 1.5);
+    const usedAt = Date.now();
     expect(
       (await w.call('POST', '/api/v1/ops/back/extract-content', { lease: token })).status,
     ).toBe(200);
-    await sleep(1300); // 2.6 s after taking it, 1.3 s after the last use
-    expect(await entry('back')).toMatchObject({ leased: true });
+    const renewed = (await entry('back')).lease_expires_in as number;
+    // The call renewed it: more time is left than before the call, although time went by.
+    expect(renewed).toBeGreaterThan(before);
+    expect(renewed).toBeLessThanOrEqual(TTL);
     expect((await w.call('POST', '/api/v1/ops/back/extract-content')).status).toBe(423);
-    await sleep(2200);
-    expect(await entry('back')).toMatchObject({ leased: false });
+    while ((await entry('back')).leased) await sleep(50);
+    const heldMs = Date.now() - usedAt;
+    // Not before ttl after the last use (counted from before that call even started)…
+    expect(heldMs).toBeGreaterThanOrEqual(TTL * 1000);
+    // …and not for long after it (it was taken 1.5 s before that use).
+    expect(heldMs).toBeLessThan(TTL * 1000 + 3_000);
     expect((await w.call('POST', '/api/v1/ops/back/extract-content')).status).toBe(200);
   });
 
