@@ -44,9 +44,7 @@ async function liveBytes(): Promise<number> {
 
 async function openPage(browser: Browser, id: string): Promise<ManagedPage> {
   const page = await browser.newPage();
-  const cdp = await page.createCDPSession();
-  const info = (await cdp.send('Target.getTargetInfo')) as { targetInfo: { targetId: string } };
-  return new ManagedPage(id, page, cdp, info.targetInfo.targetId);
+  return new ManagedPage(id, page);
 }
 
 const mb = (bytes: number): number => bytes / 1_000_000;
@@ -78,10 +76,11 @@ export const networkSection: BenchSection = {
             registry.attach(mp);
             await registry.ready(id);
           } else if (mode === 'session') {
-            // Control: the page's own session with the domains the capture enables, and no
-            // capture: what a second Network-enabled session costs by itself.
-            await mp.cdp.send('Network.enable', { maxPostDataSize: 0 });
-            await mp.cdp.send('Page.enable');
+            // Control: a second session with the Network and Page domains on, and no capture:
+            // what listening on a session of our own (instead of puppeteer's) would cost.
+            const second = await mp.page.createCDPSession();
+            await second.send('Network.enable', { maxPostDataSize: 0 });
+            await second.send('Page.enable');
           }
           await mp.page.goto(`${site.url}/many?n=${REQUESTS}`, { waitUntil: 'load' });
           await mp.page.waitForFunction('window.__loadedMs !== undefined', { polling: 50 });

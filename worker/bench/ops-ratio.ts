@@ -129,7 +129,8 @@ export const opsRatioSection: BenchSection = {
   id: 'ops',
   title: `API vs direct puppeteer on the same warm page (medians of ${SAMPLES}, interleaved)`,
   run: async (ctx) => {
-    const w = await startWorker();
+    // DevTools on a port too: the direct puppeteer calls go through it.
+    const w = await startWorker({ DEVTOOLS_PORT: '0' });
     let browser: Browser | null = null;
     try {
       await waitInitialized(w);

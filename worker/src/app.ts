@@ -7,7 +7,8 @@ import { errorHandler, notFound } from './http/error-handler';
 import { fastStatus } from './http/fast-status';
 import { buildOpenApi } from './http/openapi';
 import type { RequestTracker } from './http/request-tracker';
-import type { RouteDef } from './http/route';
+import { ResponseCheck } from './http/response-check';
+import type { AnyRoute } from './http/route';
 import { mount } from './http/route';
 import type { Logger } from './log/logger';
 import type { CaptureRegistry } from './capture/registry';
@@ -39,13 +40,13 @@ export interface AppDeps extends SystemDeps {
   vision: VisionClient;
 }
 
-export function allRoutes(deps: AppDeps): RouteDef[] {
+export function allRoutes(deps: AppDeps): AnyRoute[] {
   return [
     ...systemRoutes(deps),
-    ...opsRoutes(deps.navigator),
-    ...networkRoutes(deps.navigator, deps.captures),
-    ...visionRoutes(deps.navigator, deps.vision),
-    ...primitiveRoutes(deps.navigator),
+    ...opsRoutes(deps.navigator, { allowFileUrls: deps.allowFileUrls }),
+    ...networkRoutes(deps.captures),
+    ...visionRoutes(deps.vision),
+    ...primitiveRoutes(),
     ...mediaRoutes(deps.media),
   ];
 }
@@ -57,12 +58,13 @@ export function createApp(deps: AppDeps): express.Express {
   // Hashing a multi-megabyte HTML or screenshot reply for an ETag costs CPU and helps no client.
   app.set('etag', false);
   app.set('query parser', 'simple');
+  if (deps.validateResponses) app.use(new ResponseCheck(deps.logger).middleware());
   app.use(deps.tracker.middleware());
   // Any content type is read as JSON: `curl -d '{…}'` without a header still works.
   app.use(express.json({ limit: BODY_LIMIT, type: () => true, strict: true }));
   const routes = allRoutes(deps);
   const api = express.Router();
-  mount(api, routes, deps.navigator, new Authenticator(deps.serviceKey));
+  mount(api, routes, { navigator: deps.navigator, auth: new Authenticator(deps.serviceKey) });
   app.use(api);
   let openApi: Record<string, unknown> | null = null;
   app.use(docsRouter(() => (openApi ??= buildOpenApi(routes, deps.version))));
@@ -78,7 +80,7 @@ export function createApp(deps: AppDeps): express.Express {
  */
 export function createServer(deps: AppDeps): http.Server {
   const app = createApp(deps);
-  const quick = fastStatus(deps.navigator);
+  const quick = fastStatus(deps.navigator, deps.validateResponses ? deps.logger : null);
   return http.createServer((req, res) => {
     if (!quick(req, res)) app(req, res);
   });

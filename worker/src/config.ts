@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
+import type { PageTiming } from './browser/timing';
+import { DEFAULT_TIMING } from './browser/timing';
 
 /** Everything the worker reads from its environment, validated once at start. */
 export interface Config {
@@ -16,6 +18,8 @@ export interface Config {
   chromePath: string | null;
   display: string | null;
   vncPort: number | null;
+  /** Serve the browser's DevTools on this localhost port too (0: any free one), or null. */
+  devtoolsPort: number | null;
   /** Media store: unclaimed files are dropped after this long, and may not exceed this size. */
   mediaTtlMs: number;
   mediaCapBytes: number;
@@ -33,6 +37,7 @@ export interface Config {
   allowFileUrls: boolean;
   /** Check every response against its declared schema and answer 500 on a mismatch (tests). */
   validateResponses: boolean;
+  timing: PageTiming;
   /** Folder holding `requests/`: the persona folder, else the repository root. */
   dataDir: string;
 }
@@ -55,6 +60,7 @@ const schema = Joi.object({
   CHROME_PATH: optionalString,
   DISPLAY: optionalString,
   VNC_PORT: Joi.number().integer().min(1).max(65535),
+  DEVTOOLS_PORT: Joi.number().integer().min(0).max(65535),
   MEDIA_TTL_SECONDS: Joi.number().positive().default(300),
   MEDIA_CAP_MB: Joi.number().positive().default(512),
   VISION_BASE_URL: Joi.string()
@@ -65,6 +71,15 @@ const schema = Joi.object({
   VISION_PRICE_OUTPUT_PER_MTOK: Joi.number().min(0).default(2.5),
   VISION_TIMEOUT_SECONDS: Joi.number().positive().default(60),
   ALLOW_FILE_URLS: Joi.boolean().default(false),
+  LOCK_WAIT_SECONDS: Joi.number()
+    .positive()
+    .default(DEFAULT_TIMING.lockWaitMs / 1000),
+  CALL_DEADLINE_SECONDS: Joi.number()
+    .positive()
+    .default(DEFAULT_TIMING.callDeadlineMs / 1000),
+  NAVIGATION_TIMEOUT_SECONDS: Joi.number()
+    .positive()
+    .default(DEFAULT_TIMING.navigationTimeoutMs / 1000),
   VALIDATE_RESPONSES: Joi.boolean().default(false),
 })
   .unknown(true)
@@ -140,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, defaultRoot: string): Config 
     chromePath: str('CHROME_PATH'),
     display: str('DISPLAY'),
     vncPort: typeof v.VNC_PORT === 'number' ? v.VNC_PORT : null,
+    devtoolsPort: typeof v.DEVTOOLS_PORT === 'number' ? v.DEVTOOLS_PORT : null,
     mediaTtlMs: (v.MEDIA_TTL_SECONDS as number) * 1000,
     mediaCapBytes: Math.round((v.MEDIA_CAP_MB as number) * 1024 * 1024),
     vision: {
@@ -153,5 +169,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, defaultRoot: string): Config 
     dataDir: personaDir ?? repoRoot,
     allowFileUrls: v.ALLOW_FILE_URLS as boolean,
     validateResponses: v.VALIDATE_RESPONSES as boolean,
+    timing: {
+      lockWaitMs: (v.LOCK_WAIT_SECONDS as number) * 1000,
+      callDeadlineMs: (v.CALL_DEADLINE_SECONDS as number) * 1000,
+      navigationTimeoutMs: (v.NAVIGATION_TIMEOUT_SECONDS as number) * 1000,
+    },
   };
 }

@@ -6,6 +6,7 @@ import type { VirtualDisplay } from '@persona-browser/xvfb';
 import { createServer } from './app';
 import { findBrowserBinary } from './browser/launch';
 import { Navigator } from './browser/navigator';
+import { claimProfile, releaseProfile } from './browser/profile-lock';
 import { ConfigError, loadConfig } from './config';
 import type { Config } from './config';
 import { RequestTracker } from './http/request-tracker';
@@ -41,6 +42,14 @@ async function main(): Promise<void> {
   const logger = createLogger([config.serviceKey, config.visionKeyGratis, config.visionKeyPaga]);
   const { repoRoot } = config;
 
+  // The persona is this worker's before anything else starts: one held by another live worker
+  // is refused here, and a browser left by a dead one is cleared.
+  try {
+    await claimProfile(config.profileDir);
+  } catch (err) {
+    fatal((err as Error).message);
+  }
+
   let xvfb: VirtualDisplay | null = null;
   let display = config.display;
   if (!display) {
@@ -67,7 +76,9 @@ async function main(): Promise<void> {
     executablePath,
     profileDir: config.profileDir,
     display,
+    devtoolsPort: config.devtoolsPort,
     slowmoMs: config.slowmoMs,
+    timing: config.timing,
     logger,
     hooks: {
       onPageCreated: (p) => {
@@ -95,6 +106,7 @@ async function main(): Promise<void> {
     tracker.abandonAll();
     server.closeAllConnections();
     await navigator.stop().catch((err: unknown) => logger.error('browser stop failed', { err }));
+    releaseProfile(config.profileDir);
     media.close();
     await vnc?.stop();
     await xvfb?.stop();

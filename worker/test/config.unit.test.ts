@@ -31,6 +31,9 @@ describe('environment files', () => {
       slowmoMs: 200,
       wakerUrl: 'http://127.0.0.1:4900',
       dataDir: root,
+      allowFileUrls: false,
+      // SPEC: a call waits 30 s for its page (409), a navigation gives up at 60 s (408).
+      timing: { lockWaitMs: 30_000, navigationTimeoutMs: 60_000, callDeadlineMs: 120_000 },
     });
   });
 

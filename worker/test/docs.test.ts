@@ -46,7 +46,7 @@ describe('OpenAPI document', () => {
     const nav = r.body.paths['/api/v1/ops/{page_id}/navigate']?.post;
     const schema = nav.requestBody.content['application/json'].schema;
     expect(schema.required).toContain('url');
-    expect(schema.properties.url.format).toBe('uri');
+    expect(schema.properties.url.description).toMatch(/http, https, data: and about:blank/);
     const lease =
       r.body.paths['/api/v1/ops/{page_id}/lease']?.post.requestBody.content['application/json']
         .schema;

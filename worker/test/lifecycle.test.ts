@@ -27,7 +27,8 @@ const alive = (pid: number): boolean => pidsMatching('').includes(pid);
 describe('navigator states', () => {
   let w: RunningWorker;
   beforeAll(async () => {
-    w = await startWorker();
+    // DevTools on a port too: the tests play a person at the screen through it.
+    w = await startWorker({ env: { DEVTOOLS_PORT: '0' } });
     await w.waitInitialized();
   });
   afterAll(async () => {

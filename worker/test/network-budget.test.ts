@@ -49,9 +49,7 @@ afterAll(async () => {
 
 async function capturedPage(registry: CaptureRegistry, id: string): Promise<ManagedPage> {
   const page = await browser.newPage();
-  const cdp = await page.createCDPSession();
-  const info = (await cdp.send('Target.getTargetInfo')) as { targetInfo: { targetId: string } };
-  const mp = new ManagedPage(id, page, cdp, info.targetInfo.targetId);
+  const mp = new ManagedPage(id, page);
   pages.push(mp);
   registry.attach(mp);
   await registry.ready(id);

@@ -1,6 +1,9 @@
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import type { Fixture } from './helpers/fixture';
 import { startFixture } from './helpers/fixture';
+import { Observer } from './helpers/observer';
 import type { RunningWorker } from './helpers/worker';
 import { startWorker } from './helpers/worker';
 
@@ -9,7 +12,8 @@ let site: Fixture;
 
 beforeAll(async () => {
   site = await startFixture();
-  w = await startWorker();
+  // DevTools on a port too: a test plays a person who crashes a tab through it.
+  w = await startWorker({ env: { DEVTOOLS_PORT: '0' } });
   await w.waitInitialized();
 });
 afterAll(async () => {
@@ -195,40 +199,121 @@ describe('navigate, extract-content, screenshot', () => {
   });
 });
 
-describe('a navigation that never ends', () => {
-  test('408 at 60 s, 409 for a call that waited past the lock timeout, status/pages fast throughout, page usable after', async () => {
-    const id = await createPage('hang');
-    const started = Date.now();
-    const nav = w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
+describe('URL schemes navigate opens', () => {
+  let id: string;
+  beforeAll(async () => {
+    id = await createPage('schemes');
+  });
+  afterAll(async () => {
+    await w.call('DELETE', `/api/v1/ops/${id}/destroy-page`);
+  });
+
+  test('data: and about:blank are opened like any page', async () => {
+    const doc = 'data:text/html,<title>inline</title><p id="x">written into the URL</p>';
+    const r = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, { body: { url: doc } });
+    expect(r.body).toMatchObject({ success: true, final_url: doc });
+    const read = await w.call<Body>('POST', `/api/v1/ops/${id}/extract-content`);
+    expect(read.body).toMatchObject({ title: 'inline' });
+    expect(read.body.content).toContain('written into the URL');
+    const blank = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
+      body: { url: 'about:blank' },
+    });
+    expect(blank.body).toMatchObject({ success: true, final_url: 'about:blank' });
+  });
+
+  test.each([
+    ['javascript:alert(1)', /scheme javascript: is not opened/],
+    ['chrome://settings', /scheme chrome: is not opened/],
+    ['view-source:http://example.com/', /scheme view-source: is not opened/],
+    ['about:settings', /about:blank, no other about: page/],
+    ['file:///etc/hostname', /ALLOW_FILE_URLS=true/],
+    ['example.com/no-scheme', /absolute URL with a scheme/],
+  ])('%s is refused with 400 and the reason', async (url, reason) => {
+    const r = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, { body: { url } });
+    expect({ status: r.status, body: r.body }).toEqual({
+      status: 400,
+      body: { success: false, error: expect.stringMatching(reason), page_id: id },
+    });
+  });
+});
+
+/**
+ * A worker whose waits are cut short (LOCK_WAIT_SECONDS, NAVIGATION_TIMEOUT_SECONDS), so that
+ * SPEC's 408 and 409 rules are measured in seconds instead of a minute; the defaults are SPEC's
+ * 30 s and 60 s (config.unit.test.ts). It also opens file: URLs (ALLOW_FILE_URLS).
+ */
+describe('a navigation that never ends, with short waits', () => {
+  const NAV_S = 3;
+  const LOCK_S = 1.5;
+  let quick: RunningWorker;
+  beforeAll(async () => {
+    quick = await startWorker({
+      env: {
+        NAVIGATION_TIMEOUT_SECONDS: String(NAV_S),
+        LOCK_WAIT_SECONDS: String(LOCK_S),
+        ALLOW_FILE_URLS: 'true',
+      },
+    });
+    await quick.waitInitialized();
+  });
+  afterAll(async () => {
+    await quick?.stop();
+  });
+
+  const entryOf = async (id: string): Promise<Body | undefined> => {
+    const r = await quick.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
+    return (r.body.pages as Body[]).find((p) => p.page_id === id);
+  };
+
+  test('408 past the navigation timeout, 409 for a call that waited past the lock wait, status/pages fast throughout, page usable after', async () => {
+    await quick.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'hang' } });
+    const nav = quick.call<Body>('POST', '/api/v1/ops/hang/navigate', {
       body: { url: `${site.url}/hang` },
     });
-    await waitForState(id, 'loading', 5_000);
-    const entry = await pageEntry(id);
-    expect(entry).toMatchObject({ current_operation: 'navigate', loading: true });
-    expect(entry?.operation_duration).toBeGreaterThan(0);
-    // A second call queues behind the navigation and gives up with 409.
-    const waiting = w.call<Body>('POST', `/api/v1/ops/${id}/extract-content`);
+    const until = Date.now() + 5_000;
+    let entry = await entryOf('hang');
+    while (entry?.state !== 'loading' && Date.now() < until) entry = await entryOf('hang');
+    expect(entry).toMatchObject({ state: 'loading', current_operation: 'navigate', loading: true });
+    // A second call queues behind the navigation and gives up with 409 after the lock wait.
+    const waiting = quick.call<Body>('POST', '/api/v1/ops/hang/extract-content');
     const statusTimes: number[] = [];
-    for (let i = 0; i < 20; i += 1) {
-      statusTimes.push((await w.call('GET', '/api/v1/system/status/pages', { auth: false })).ms);
-      await new Promise((r) => setTimeout(r, 250));
+    while (statusTimes.length < 10) {
+      statusTimes.push(
+        (await quick.call('GET', '/api/v1/system/status/pages', { auth: false })).ms,
+      );
     }
     const busy = await waiting;
     expect(busy.status).toBe(409);
-    expect(busy.body).toMatchObject({ success: false, page_id: id, error: expect.any(String) });
+    expect(busy.body).toMatchObject({ success: false, page_id: 'hang', error: expect.any(String) });
+    expect(busy.ms).toBeGreaterThanOrEqual(LOCK_S * 1000);
     const r = await nav;
     expect(r.status).toBe(408);
-    expect(r.body).toEqual({ success: false, error: expect.stringMatching(/60 s/), page_id: id });
-    // The deadline counts from after the pre-navigation pause.
-    expect(Date.now() - started).toBeGreaterThan(60_000);
+    expect(r.body).toEqual({
+      success: false,
+      error: `Navigation exceeded ${NAV_S} s`,
+      page_id: 'hang',
+    });
+    // The timeout counts from after the pause of about 2 s before the navigation starts.
+    expect(r.ms).toBeGreaterThan(NAV_S * 1000 + 1_500);
     statusTimes.sort((a, b) => a - b);
     expect(statusTimes[Math.floor(statusTimes.length / 2)]).toBeLessThan(100);
-    const after = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
+    const after = await quick.call<Body>('POST', '/api/v1/ops/hang/navigate', {
       body: { url: `${site.url}/` },
     });
     expect(after.body).toMatchObject({ success: true, status_code: 200 });
-    await w.call('DELETE', `/api/v1/ops/${id}/destroy-page`);
-  }, 100_000);
+    expect(await entryOf('hang')).toMatchObject({ state: 'idle' });
+  });
+
+  test('with ALLOW_FILE_URLS=true, file: URLs open', async () => {
+    const file = path.join(quick.dir, 'local.html');
+    fs.writeFileSync(file, '<title>from disk</title><p>local file</p>');
+    const r = await quick.call<Body>('POST', '/api/v1/ops/hang/navigate', {
+      body: { url: `file://${file}` },
+    });
+    expect(r.body).toMatchObject({ success: true, final_url: `file://${file}` });
+    const read = await quick.call<Body>('POST', '/api/v1/ops/hang/extract-content');
+    expect(read.body.title).toBe('from disk');
+  });
 });
 
 describe('page health', () => {
@@ -248,15 +333,20 @@ describe('page health', () => {
     expect(await pageEntry(id)).toBeUndefined();
   }, 40_000);
 
-  test('a crashed tab is reported crashed and comes back with a navigation', async () => {
+  test('a crashed tab is reported crashed, refuses calls at once, and comes back with a navigation', async () => {
     const id = await createPage('crash');
-    const r = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
-      body: { url: 'chrome://crash' },
-    });
-    expect(r.body.success).toBe(false);
+    await w.call('POST', `/api/v1/ops/${id}/navigate`, { body: { url: `${site.url}/?crashme` } });
+    // Its renderer dies, as when a tab runs out of memory: crashed from DevTools.
+    const person = await Observer.attach(w);
+    const tab = await person.page('?crashme');
+    const devtools = await tab.createCDPSession();
+    // The command never answers: its renderer is gone.
+    devtools.send('Page.crash').catch(() => undefined);
     await waitForState(id, 'crashed', 10_000);
+    await person.detach();
     const read = await w.call<Body>('POST', `/api/v1/ops/${id}/extract-content`);
     expect(read.body).toMatchObject({ success: false, error: expect.stringMatching(/crash/i) });
+    expect(read.ms).toBeLessThan(1_000);
     const back = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
       body: { url: `${site.url}/` },
     });

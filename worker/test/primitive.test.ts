@@ -12,7 +12,8 @@ type Rect = { x: number; y: number; w: number; h: number };
 
 beforeAll(async () => {
   site = await startFixture();
-  w = await startWorker();
+  // DevTools on a port too: the tests read what the page saw through it.
+  w = await startWorker({ env: { DEVTOOLS_PORT: '0' } });
   await w.waitInitialized();
   await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'p' } });
   eye = await Observer.attach(w);
@@ -51,6 +52,9 @@ describe('mouse', () => {
   beforeAll(() => open());
 
   test('click-element: a trusted click inside the element, off its edge, after a curved approach', async () => {
+    // From far away, so that the approach is long enough to show its curve.
+    await prim('hover-position', { x: 1300, y: 700 });
+    await log('__log.moves.length = 0');
     const r = await prim('click-element', { selector: '#btn' });
     expect(r.body).toMatchObject({
       success: true,
@@ -77,7 +81,8 @@ describe('mouse', () => {
     const off = Math.max(
       ...moves.map((m) => Math.abs((b.x - a.x) * (a.y - m.y) - (a.x - m.x) * (b.y - a.y)) / len),
     );
-    if (len > 100) expect(off).toBeGreaterThan(2);
+    expect(len).toBeGreaterThan(500);
+    expect(off).toBeGreaterThan(2);
     const downs = await log<Array<{ t: number }>>('__log.downs');
     const ups = await log<Array<{ t: number }>>('__log.ups');
     const press = ups[0]!.t - downs[0]!.t;

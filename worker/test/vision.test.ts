@@ -46,6 +46,7 @@ describe('search-object on a worker with both vision keys', () => {
         VISION_API_KEY_GRATIS: FREE,
         VISION_API_KEY_PAGA: PAID,
         VISION_TIMEOUT_SECONDS: '3',
+        DEVTOOLS_PORT: '0',
       },
     });
     await w.waitInitialized();

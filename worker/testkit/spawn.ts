@@ -124,9 +124,15 @@ export async function spawnWorker(
   });
   const logs: string[] = [];
   const exited = new Promise<number | null>((resolve) =>
-    proc.once('exit', (code) => resolve(code)),
+    proc.once('exit', (code, signal) => {
+      if (process.env.WORKER_LOGS) {
+        process.stderr.write(`[worker ${proc.pid}] exited: ${signal ?? code}\n`);
+      }
+      resolve(code);
+    }),
   );
   let listeningAt = 0;
+  let listenTimer: NodeJS.Timeout | undefined;
   const port = await new Promise<number>((resolve, reject) => {
     let buf = '';
     proc.stdout.on('data', (chunk: Buffer) => {
@@ -136,6 +142,7 @@ export async function spawnWorker(
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
         logs.push(line);
+        if (process.env.WORKER_LOGS) process.stderr.write(`[worker ${proc.pid}] ${line}\n`);
         const entry = parseLog(line);
         if (entry?.message === 'listening' && typeof entry.port === 'number') {
           listeningAt = performance.now();
@@ -143,15 +150,18 @@ export async function spawnWorker(
         }
       }
     });
-    proc.stderr.on('data', (c: Buffer) => logs.push(c.toString().trimEnd()));
+    proc.stderr.on('data', (c: Buffer) => {
+      logs.push(c.toString().trimEnd());
+      if (process.env.WORKER_LOGS) process.stderr.write(c);
+    });
     void exited.then((code) =>
       reject(new Error(`worker exited with ${code} before listening:\n${logs.join('\n')}`)),
     );
-    setTimeout(() => {
+    listenTimer = setTimeout(() => {
       proc.kill('SIGKILL');
       reject(new Error(`worker did not listen within ${listenTimeoutMs} ms`));
-    }, listenTimeoutMs).unref();
-  });
+    }, listenTimeoutMs);
+  }).finally(() => clearTimeout(listenTimer));
   const logEntry = (message: string): Record<string, unknown> | null => {
     for (const line of logs) {
       const entry = parseLog(line);

@@ -79,7 +79,8 @@ async function main(): Promise<number> {
   try {
     server = await startRecordServer();
     process.stderr.write('bench:human: starting the worker\n');
-    const w = await startWorker({ BROWSER_SLOWMO: '0' });
+    // DevTools on a port too: ghost-cursor drives the same browser through it.
+    const w = await startWorker({ BROWSER_SLOWMO: '0', DEVTOOLS_PORT: '0' });
     await waitInitialized(w);
     browser = await connectToWorker(w);
     const oursUrl = `${server.url}?tab=ours`;

@@ -1,15 +1,13 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import puppeteerCore from 'puppeteer-core';
 import type { Browser } from 'puppeteer-core';
 import { addExtra } from 'puppeteer-extra';
 import StealthPlugin from 'puppeteer-extra-plugin-stealth';
+import { claimProfile } from './profile-lock';
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/google-chrome', '/usr/bin/chromium-browser'];
 
 export class BrowserNotFound extends Error {}
-export class ProfileInUse extends Error {}
 
 /** `CHROME_PATH` if set, else the first installed candidate; a clear error otherwise. */
 export function findBrowserBinary(chromePath: string | null): string {
@@ -27,43 +25,6 @@ export function findBrowserBinary(chromePath: string | null): string {
     );
   }
   return found;
-}
-
-/** A live process on this host; a zombie (exited, not yet reaped) counts as gone. */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  try {
-    return !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-/**
- * Removes `Singleton*` files left by a browser that is gone (a crash, or a profile copied from
- * another machine or container). Refuses when a live browser on this host still holds it.
- */
-export function clearStaleProfileLocks(profileDir: string): void {
-  const lock = path.join(profileDir, 'SingletonLock');
-  let target: string | null = null;
-  try {
-    target = fs.readlinkSync(lock);
-  } catch {
-    target = null;
-  }
-  if (target) {
-    const m = /^(.*)-(\d+)$/.exec(target);
-    if (m && m[1] === os.hostname() && pidAlive(Number(m[2]))) {
-      throw new ProfileInUse(`profile ${profileDir} is in use by a running browser (pid ${m[2]})`);
-    }
-  }
-  for (const name of ['SingletonLock', 'SingletonSocket', 'SingletonCookie']) {
-    fs.rmSync(path.join(profileDir, name), { force: true });
-  }
 }
 
 export const WINDOW = { width: 1920, height: 1080 };
@@ -96,15 +57,24 @@ export interface LaunchOptions {
   executablePath: string;
   profileDir: string;
   display: string | null;
+  /** Also serve DevTools on this localhost port (0: any free one); null: the pipe only. */
+  devtoolsPort?: number | null;
 }
 
-/** A headed Chromium on the persona's persistent profile, with the stealth evasions. */
+/**
+ * A headed Chromium on the persona's persistent profile, with the stealth evasions. It is
+ * driven over a pipe, not a port: when the worker dies, however it dies, the pipe closes and
+ * Chromium shuts down cleanly by itself (the profile records a normal exit). A DevTools port,
+ * when asked for, is served beside the pipe and does not change that.
+ */
 export async function launchBrowser(opts: LaunchOptions): Promise<Browser> {
-  fs.mkdirSync(opts.profileDir, { recursive: true });
-  clearStaleProfileLocks(opts.profileDir);
+  await claimProfile(opts.profileDir);
   const puppeteer = addExtra(puppeteerCore);
   puppeteer.use(StealthPlugin());
-  const args = chromiumArgs();
+  const args = [...chromiumArgs(), '--remote-debugging-pipe'];
+  if (opts.devtoolsPort !== undefined && opts.devtoolsPort !== null) {
+    args.push(`--remote-debugging-port=${opts.devtoolsPort}`);
+  }
   // Chromium refuses to run as root without it; a container's root is the common case.
   if (typeof process.getuid === 'function' && process.getuid() === 0) args.push('--no-sandbox');
   const env = { ...process.env };
@@ -112,6 +82,7 @@ export async function launchBrowser(opts: LaunchOptions): Promise<Browser> {
   const browser = (await puppeteer.launch({
     executablePath: opts.executablePath,
     headless: false,
+    pipe: true,
     userDataDir: opts.profileDir,
     defaultViewport: null,
     args,

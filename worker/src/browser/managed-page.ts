@@ -1,26 +1,50 @@
+import { CDPSessionEvent } from 'puppeteer-core';
 import type { CDPSession, Page } from 'puppeteer-core';
-import { Busy, BrowserFailure } from '../errors';
+import type { PageState } from '@persona-browser/contracts';
+import type { ApiError } from '../errors';
+import { Busy, BrowserFailure, Timeout } from '../errors';
 import { epochSeconds, withTimeout } from '../util';
+import { Call, CallStopped } from './call';
+import { MainFrameUrl } from './main-frame-url';
 import { TimedMutex } from './mutex';
+import type { PageTiming } from './timing';
+import { DEFAULT_TIMING, navigationDeadlineMs } from './timing';
 
-export const PAGE_STATES = ['idle', 'busy', 'loading', 'error', 'crashed', 'stuck'] as const;
-export type PageState = (typeof PAGE_STATES)[number];
+export { PAGE_STATES } from '@persona-browser/contracts';
+export type { PageState } from '@persona-browser/contracts';
 
-/** How long a call waits for the page's previous call before answering 409. */
-export const LOCK_WAIT_MS = 30_000;
 /** A renderer that has not answered a probe for this long is `stuck`. */
 export const PROBE_TIMEOUT_MS = 4_000;
 
-export interface OperationOptions {
-  /** Navigation-like work: the page shows `loading` while it runs. */
-  loading?: boolean;
-  /** Run even on a crashed page (navigation and reload bring a crashed tab back). */
-  allowCrashed?: boolean;
+export interface RunOptions {
+  /** The work may take this long once the page is held (default: the timing's call deadline). */
+  deadlineMs?: number;
+  /**
+   * A navigation (navigate, reload): the page shows `loading`; a crashed or stuck page is
+   * brought back (a hung script is stopped first, so the page can load again); past the
+   * navigation's deadline the call is a 408.
+   */
+  navigation?: boolean;
+  /** Work on a crashed or stuck page as it is (a lease) instead of refusing at once. */
+  anyState?: boolean;
+  /** Checked before waiting and again once the page is held: the lease gate. */
+  gate?: () => void;
 }
 
 /**
+ * Puppeteer internals this class (and only this class) relies on, each checked where it is used
+ * so that a puppeteer without them fails loudly instead of falling back quietly: the page's own
+ * session (it follows prerender activations), the tab session above it, and the event by which
+ * puppeteer announces the swap.
+ */
+type WithClient = { _client?: () => CDPSession };
+type TabLinked = { parentSession?: () => CDPSession | undefined };
+const SWAPPED = (CDPSessionEvent as unknown as { Swapped?: unknown }).Swapped;
+
+/**
  * One pooled tab: its lock, its health as last observed, and cached url and title so that
- * status calls never wait on the renderer.
+ * status calls never wait on the renderer. Every call on it runs through `run`, which gives the
+ * call its deadline and stops it at once when the page gets stuck, crashes or closes.
  */
 export class ManagedPage {
   readonly lock = new TimedMutex();
@@ -37,22 +61,70 @@ export class ManagedPage {
   /** Where this page's mouse pointer rests between calls (viewport CSS pixels). */
   pointer = { x: 500 + Math.random() * 600, y: 300 + Math.random() * 300 };
   private probing = false;
+  /** Aborted when the page is closed: every call on it stops. */
+  private readonly closing = new AbortController();
+  /** Aborted when the page gets stuck or crashes; made anew when it is back. */
+  private unusable = new AbortController();
+  private readonly mainUrl = new MainFrameUrl();
 
   constructor(
     readonly id: string,
     readonly page: Page,
-    readonly cdp: CDPSession,
-    readonly targetId: string,
+    readonly timing: PageTiming = DEFAULT_TIMING,
   ) {
+    if (typeof (page as unknown as WithClient)._client !== 'function') {
+      // No silent second session: capture and input must stay on the page's own session.
+      throw new Error('this puppeteer-core has no Page._client(); pin puppeteer-core 24');
+    }
     page.on('error', () => {
       this.crashed = true;
+      this.poison(new BrowserFailure('Page crashed; navigate or reload it, or destroy it', id));
     });
     page.on('framenavigated', (frame) => {
-      if (frame === page.mainFrame()) this.crashed = false;
+      if (frame === page.mainFrame() && this.crashed) {
+        this.crashed = false;
+        this.healed();
+      }
     });
+    this.mainUrl.follow(this.session);
+    this.onSessionSwap((session) => this.mainUrl.follow(session));
   }
 
+  /**
+   * Puppeteer's own CDP session of the page, looked up at every use: when a prerendered page is
+   * activated, puppeteer swaps the page onto the new target's session.
+   */
+  get session(): CDPSession {
+    return (this.page as unknown as Required<WithClient>)._client();
+  }
+
+  /**
+   * Calls `listener` with the page's new session whenever puppeteer moves the page to another
+   * target (a prerendered page activated by a click or a navigation). Puppeteer announces it on
+   * the tab's session, the parent of the page's own.
+   */
+  onSessionSwap(listener: (session: CDPSession) => void): void {
+    const tab = (this.session as unknown as TabLinked).parentSession?.();
+    if (!tab || typeof SWAPPED !== 'symbol') {
+      throw new Error('puppeteer-core does not announce session swaps; pin puppeteer-core 24');
+    }
+    tab.on(SWAPPED as never, listener as never);
+  }
+
+  /** The page's current target (a prerender activation moves the page to another). */
+  get targetId(): string {
+    return (this.page.target() as unknown as { _targetId: string })._targetId;
+  }
+
+  /** A CDP command on the page's session, bounded by the call. */
+  cdp<T>(call: Call, command: (session: CDPSession) => Promise<T>): Promise<T> {
+    return call.race(command(this.session));
+  }
+
+  /** Where the page is, as last seen: never waits on the renderer. */
   get url(): string {
+    const followed = this.mainUrl.current;
+    if (followed !== null) return followed;
     try {
       return this.page.url();
     } catch {
@@ -77,25 +149,35 @@ export class ManagedPage {
     return this.loadingNow;
   }
 
-  /** Runs `work` holding the page's lock; 409 if the lock is not free within LOCK_WAIT_MS. */
-  async run<T>(name: string, work: () => Promise<T>, opts: OperationOptions = {}): Promise<T> {
+  /** Brings the tab to the front, as a hand can only reach the visible tab. */
+  async bringToFront(call: Call): Promise<void> {
+    await this.cdp(call, (s) => s.send('Page.bringToFront'));
+  }
+
+  /**
+   * Runs `work` holding the page's lock, with a deadline: 409 if the lock is not free within
+   * the timing's lock wait; a stuck, crashed or closed page answers at once.
+   */
+  async run<T>(name: string, opts: RunOptions, work: (call: Call) => Promise<T>): Promise<T> {
+    opts.gate?.();
+    this.refuseUnusable(opts);
     const release = await this.lock.acquire(
-      LOCK_WAIT_MS,
+      this.timing.lockWaitMs,
       () =>
         new Busy(
           `Page is busy with ${this.currentOperation ?? 'another call'}; try again later`,
           this.id,
         ),
     );
+    const call = this.callFor(name, opts);
     try {
-      if (this.closed) throw new BrowserFailure('Page was closed', this.id);
-      if (this.crashed && !opts.allowCrashed) {
-        throw new BrowserFailure('Page crashed; navigate or reload it, or destroy it', this.id);
-      }
+      opts.gate?.();
+      this.refuseUnusable(opts);
       this.currentOperation = name;
       this.operationStartedAt = Date.now();
-      this.loadingNow = Boolean(opts.loading);
-      const result = await work();
+      this.loadingNow = Boolean(opts.navigation);
+      if (opts.navigation && !this.responsive) await this.stopHungScript(call);
+      const result = await call.race(work(call));
       this.lastFailed = false;
       return result;
     } catch (err) {
@@ -103,6 +185,7 @@ export class ManagedPage {
       this.errorCount += 1;
       throw err;
     } finally {
+      call.end();
       this.currentOperation = null;
       this.operationStartedAt = null;
       this.loadingNow = false;
@@ -112,23 +195,90 @@ export class ManagedPage {
     }
   }
 
+  /**
+   * The call's deadline and signal: it stops when the page closes and, unless it may work on a
+   * sick page, when the page gets stuck or crashes.
+   */
+  private callFor(name: string, opts: RunOptions): Call {
+    const tolerant = opts.navigation || opts.anyState;
+    const signal = tolerant
+      ? this.closing.signal
+      : AbortSignal.any([this.closing.signal, this.unusable.signal]);
+    if (opts.navigation) {
+      const s = this.timing.navigationTimeoutMs / 1000;
+      return new Call(
+        opts.deadlineMs ?? navigationDeadlineMs(this.timing),
+        () => new Timeout(`Navigation exceeded ${s} s`, this.id),
+        [signal],
+      );
+    }
+    const deadlineMs = opts.deadlineMs ?? this.timing.callDeadlineMs;
+    return new Call(
+      deadlineMs,
+      () => new CallStopped(`${name} stopped at its deadline of ${deadlineMs / 1000} s`, this.id),
+      [signal],
+    );
+  }
+
+  private refuseUnusable(opts: RunOptions): void {
+    if (this.closed) throw new BrowserFailure('Page was closed', this.id);
+    if (opts.navigation || opts.anyState) return;
+    if (this.crashed) {
+      throw new BrowserFailure('Page crashed; navigate or reload it, or destroy it', this.id);
+    }
+    if (!this.responsive) {
+      throw new BrowserFailure(
+        `Page is stuck: its renderer has not answered for ${PROBE_TIMEOUT_MS / 1000} s; ` +
+          'navigate or reload it, or destroy it',
+        this.id,
+      );
+    }
+  }
+
+  /**
+   * Stops the script that hangs the renderer. The command is served on the renderer's IO
+   * thread, so it gets through while the main thread spins.
+   */
+  private async stopHungScript(call: Call): Promise<void> {
+    await this.cdp(call, (s) => s.send('Runtime.terminateExecution')).catch(() => undefined);
+  }
+
+  private poison(reason: ApiError): void {
+    if (!this.unusable.signal.aborted) this.unusable.abort(reason);
+  }
+
+  private healed(): void {
+    if (this.unusable.signal.aborted && !this.crashed && this.responsive) {
+      this.unusable = new AbortController();
+    }
+  }
+
   /** Asks the renderer for its title; a renderer that does not answer in time is stuck. */
   probe(): void {
     if (this.probing || this.closed || this.crashed) return;
     this.probing = true;
-    const ask = this.cdp.send('Runtime.evaluate', {
+    const ask = this.session.send('Runtime.evaluate', {
       expression: 'document.title',
       returnByValue: true,
     });
     let answered = false;
     const timer = setTimeout(() => {
-      if (!answered) this.responsive = false;
+      if (answered) return;
+      this.responsive = false;
+      this.poison(
+        new BrowserFailure(
+          `Page got stuck: its renderer stopped answering for ${PROBE_TIMEOUT_MS / 1000} s; ` +
+            'navigate or reload it, or destroy it',
+          this.id,
+        ),
+      );
     }, PROBE_TIMEOUT_MS);
     ask
       .then((res) => {
         const value = (res.result as { value?: unknown }).value;
         if (typeof value === 'string') this.title = value;
         this.responsive = true;
+        this.healed();
       })
       .catch(() => {
         // A navigation swapping contexts or a closing target: no verdict on responsiveness.
@@ -140,10 +290,18 @@ export class ManagedPage {
       });
   }
 
+  /** Marks the page closed: every call on it stops at once. */
+  markClosed(): void {
+    this.closed = true;
+    if (!this.closing.signal.aborted) {
+      this.closing.abort(new BrowserFailure('Page was closed', this.id));
+    }
+  }
+
   /** Closes the tab even when its renderer is hung or dead. */
   async close(): Promise<void> {
     if (this.closed) return;
-    this.closed = true;
+    this.markClosed();
     try {
       await withTimeout(
         this.page.close({ runBeforeUnload: false }),

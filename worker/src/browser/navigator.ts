@@ -1,29 +1,28 @@
 import type { Browser } from 'puppeteer-core';
+import type { NavigatorStatus } from '@persona-browser/contracts';
 import { NotInitialized } from '../errors';
 import type { Logger } from '../log/logger';
 import { launchBrowser } from './launch';
 import { LeaseTable } from './leases';
 import type { PoolHooks } from './page-pool';
 import { MAX_PAGES, PagePool } from './page-pool';
+import type { PageTiming } from './timing';
+import { DEFAULT_TIMING } from './timing';
 
 export interface NavigatorOptions {
   executablePath: string;
   profileDir: string;
   display: string | null;
+  /** Serve DevTools on this localhost port beside the pipe (0: any free one). */
+  devtoolsPort?: number | null;
   slowmoMs: number;
+  /** The waits of page calls (default: SPEC's). */
+  timing?: PageTiming;
   logger: Logger;
   hooks?: PoolHooks;
 }
 
-export interface NavigatorStatus {
-  initialized: boolean;
-  browser_context_active: boolean;
-  page_pool_active: boolean;
-  max_pages: number;
-  slowmo: number;
-  page_count: number | null;
-  available_pages: number | null;
-}
+export type { NavigatorStatus } from '@persona-browser/contracts';
 
 const RELAUNCH_DELAY_MS = 1_000;
 const RELAUNCH_ATTEMPTS = 5;
@@ -105,13 +104,17 @@ export class Navigator {
     const started = Date.now();
     const browser = await launchBrowser(this.opts);
     this.browser = browser;
-    this.pool = new PagePool(browser, {
-      ...this.opts.hooks,
-      onPageClosed: (pageId) => {
-        this.leases.forget(pageId);
-        this.opts.hooks?.onPageClosed?.(pageId);
+    this.pool = new PagePool(
+      browser,
+      {
+        ...this.opts.hooks,
+        onPageClosed: (pageId) => {
+          this.leases.forget(pageId);
+          this.opts.hooks?.onPageClosed?.(pageId);
+        },
       },
-    });
+      this.opts.timing ?? DEFAULT_TIMING,
+    );
     this.opts.logger.info('browser started', {
       pid: browser.process()?.pid,
       ms: Date.now() - started,

@@ -1,10 +1,10 @@
 import { TimeoutError } from 'puppeteer-core';
 import { BrowserFailure, Timeout, errorMessage } from '../errors';
-import { about, sleep } from '../util';
+import { about } from '../util';
+import type { Call } from './call';
 import type { ManagedPage } from './managed-page';
-
-export const NAVIGATION_TIMEOUT_MS = 60_000;
-export const PRE_NAVIGATION_DELAY_MS = 2_000;
+import { evalIsolated } from './page-world';
+import { PRE_NAVIGATION_DELAY_MS } from './timing';
 
 export interface NavigateResult {
   url: string;
@@ -12,34 +12,50 @@ export interface NavigateResult {
   final_url: string;
 }
 
+/** Stops a load in progress so the page stays usable; never waits long on a sick renderer. */
+export async function stopLoading(mp: ManagedPage): Promise<void> {
+  await Promise.race([
+    mp.session.send('Page.stopLoading').catch(() => undefined),
+    new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
+  ]);
+}
+
 /**
  * Goes to `url` like a person who pauses before typing an address: about 2 s, then waits for
- * DOM content loaded. A navigation past 60 s is stopped so the page stays usable, and is a 408.
+ * DOM content loaded. A navigation past its timeout (60 s) is stopped so the page stays usable,
+ * and is a 408.
  */
-export function navigate(mp: ManagedPage, url: string, slowmoMs: number): Promise<NavigateResult> {
-  return mp.run(
-    'navigate',
-    async () => {
-      await sleep(about(PRE_NAVIGATION_DELAY_MS));
-      let status: number | null;
-      try {
-        const response = await mp.page.goto(url, {
-          waitUntil: 'domcontentloaded',
-          timeout: NAVIGATION_TIMEOUT_MS,
-        });
-        status = response?.status() ?? null;
-      } catch (err) {
-        if (err instanceof TimeoutError) {
-          await mp.cdp.send('Page.stopLoading').catch(() => undefined);
-          throw new Timeout(`Navigation exceeded ${NAVIGATION_TIMEOUT_MS / 1000} s`, mp.id);
-        }
-        throw new BrowserFailure(`Navigation to ${url} failed: ${errorMessage(err)}`, mp.id);
-      }
-      await sleep(slowmoMs);
-      return { url, status_code: status, final_url: mp.page.url() };
-    },
-    { loading: true, allowCrashed: true },
-  );
+export async function navigate(
+  mp: ManagedPage,
+  call: Call,
+  url: string,
+  slowmoMs: number,
+): Promise<NavigateResult> {
+  await call.sleep(about(PRE_NAVIGATION_DELAY_MS));
+  const timeout = mp.timing.navigationTimeoutMs;
+  let status: number | null;
+  try {
+    const response = await call.race(
+      mp.page.goto(url, {
+        waitUntil: 'domcontentloaded',
+        timeout,
+        signal: call.signal,
+      }),
+    );
+    status = response?.status() ?? null;
+  } catch (err) {
+    if (err instanceof TimeoutError) {
+      await stopLoading(mp);
+      throw new Timeout(`Navigation exceeded ${timeout / 1000} s`, mp.id);
+    }
+    if (call.signal.aborted) {
+      await stopLoading(mp);
+      throw err;
+    }
+    throw new BrowserFailure(`Navigation to ${url} failed: ${errorMessage(err)}`, mp.id);
+  }
+  await call.sleep(slowmoMs);
+  return { url, status_code: status, final_url: mp.url };
 }
 
 export interface ContentResult {
@@ -49,13 +65,32 @@ export interface ContentResult {
   content_length: number;
 }
 
+/**
+ * In-page (isolated world): the document serialised as puppeteer's `content()` does it, the
+ * doctype and any comments around the root included, and its title. Read in a world of our own,
+ * a page's scripts can neither see nor tamper with the read.
+ */
+function contentInPage(): { content: string; title: string } {
+  let content = '';
+  for (const node of Array.from(document.childNodes)) {
+    content +=
+      node === document.documentElement
+        ? document.documentElement.outerHTML
+        : new XMLSerializer().serializeToString(node);
+  }
+  return { content, title: document.title };
+}
+
 /** The page's full HTML as it is now (a reading call: no slowmo). */
-export function extractContent(mp: ManagedPage): Promise<ContentResult> {
-  return mp.run('extract-content', async () => {
-    const [content, title] = await Promise.all([mp.page.content(), mp.page.title()]);
-    mp.title = title;
-    return { url: mp.page.url(), title, content, content_length: content.length };
-  });
+export async function extractContent(mp: ManagedPage, call: Call): Promise<ContentResult> {
+  const { content, title } = await evalIsolated<{ content: string; title: string }>(
+    mp,
+    call,
+    contentInPage,
+    [],
+  );
+  mp.title = title;
+  return { url: mp.url, title, content, content_length: content.length };
 }
 
 export interface ScreenshotResult {
@@ -64,13 +99,33 @@ export interface ScreenshotResult {
   url: string;
 }
 
-/** The viewport as PNG, and with `full` the whole page too, without changing the viewport. */
-export function screenshot(mp: ManagedPage, full: boolean): Promise<ScreenshotResult> {
-  return mp.run('screenshot', async () => {
-    const shot = await mp.page.screenshot({ encoding: 'base64', type: 'png' });
-    const fullShot = full
-      ? await mp.page.screenshot({ encoding: 'base64', type: 'png', fullPage: true })
-      : null;
-    return { screenshot: shot, full_screenshot: fullShot, url: mp.page.url() };
-  });
+/**
+ * A PNG of the viewport (or with `beyond`, of the whole page), taken straight from the page's
+ * session: puppeteer's own screenshot queues every page of the browser behind one lock, so a
+ * capture stuck on a hung page would hold the others up.
+ */
+export async function capturePng(mp: ManagedPage, call: Call, beyond: boolean): Promise<string> {
+  const { data } = await mp.cdp(call, (s) =>
+    s.send('Page.captureScreenshot', {
+      format: 'png',
+      fromSurface: true,
+      captureBeyondViewport: beyond,
+    }),
+  );
+  return data;
+}
+
+/**
+ * The viewport as PNG, and with `full` the whole page too. The tab is brought to the front
+ * first: a headed browser does not paint a tab nobody looks at.
+ */
+export async function screenshot(
+  mp: ManagedPage,
+  call: Call,
+  full: boolean,
+): Promise<ScreenshotResult> {
+  await mp.bringToFront(call);
+  const shot = await capturePng(mp, call, false);
+  const fullShot = full ? await capturePng(mp, call, true) : null;
+  return { screenshot: shot, full_screenshot: fullShot, url: mp.url };
 }

@@ -3,6 +3,8 @@ import { ApiError, BadRequest, PageNotFound, errorMessage } from '../errors';
 import { randomHex } from '../util';
 import type { PageState } from './managed-page';
 import { ManagedPage, PAGE_STATES } from './managed-page';
+import type { PageTiming } from './timing';
+import { DEFAULT_TIMING } from './timing';
 
 /** The pool cap: a constant of the product, not an environment setting. */
 export const MAX_PAGES = 5;
@@ -23,6 +25,7 @@ export class PagePool {
   constructor(
     private readonly browser: Browser,
     private readonly hooks: PoolHooks = {},
+    private readonly timing: PageTiming = DEFAULT_TIMING,
   ) {
     this.probeTimer = setInterval(() => this.probeAll(), PROBE_INTERVAL_MS);
     this.probeTimer.unref();
@@ -67,16 +70,14 @@ export class PagePool {
     let page: Page | null = null;
     try {
       page = await this.browser.newPage();
-      const cdp = await page.createCDPSession();
-      const info = (await cdp.send('Target.getTargetInfo')) as { targetInfo: { targetId: string } };
-      const managed = new ManagedPage(id, page, cdp, info.targetInfo.targetId);
+      const managed = new ManagedPage(id, page, this.timing);
       await this.hooks.onPageCreated?.(managed);
       this.pages.set(id, managed);
       // A tab closed from outside (a person at the VNC view, a crash of its window) leaves the pool.
       page.once('close', () => {
         if (this.pages.get(id) !== managed) return;
         this.pages.delete(id);
-        managed.closed = true;
+        managed.markClosed();
         this.hooks.onPageClosed?.(id);
       });
       return managed;

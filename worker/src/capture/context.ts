@@ -8,15 +8,11 @@ export interface CaptureSettings {
   /** Network.getResponseBody calls in flight per page. */
   bodyConcurrency?: number;
   maxReplyChars?: number;
-  /**
-   * Listening on puppeteer's own session of the page, whose Network and Page domains puppeteer
-   * keeps on: the capture neither enables nor disables them.
-   */
-  sharedSession?: boolean;
 }
 
 /** What a page's capture shares with the parts that track its HTTP requests and WebSockets. */
 export interface CaptureContext {
+  /** The page's current session (a prerender activation swaps it). */
   readonly cdp: CDPSession;
   readonly store: LineStore;
   readonly settings: CaptureSettings;

@@ -13,9 +13,12 @@ export type { CaptureSettings } from './context';
 export { REDIRECT_ERROR } from './http-lines';
 
 /**
- * The network capture of one page: listens to CDP Network and Page events on the page's own
- * session and turns them into lines in a LineStore. Passive: it never takes the page's lock and
- * never waits on the page.
+ * The network capture of one page: listens to CDP Network and Page events on puppeteer's own
+ * session of the page, whose Network and Page domains puppeteer keeps on (a second session
+ * enabling them again makes Chrome instrument every request twice: ~8 % page-load time, npm run
+ * bench), and turns them into lines in a LineStore. When a prerendered page is activated the
+ * page moves to another session; `follow` moves the listeners with it. Passive: it never takes
+ * the page's lock and never waits on the page.
  *
  * HTTP requests are tracked in http-tracker.ts (their bodies read in body-reader.ts),
  * WebSockets in socket-tracker.ts; this wires the events to them, follows the main frame's
@@ -30,6 +33,7 @@ export class PageCapture {
   private readonly http: HttpTracker;
   private readonly sockets: SocketTracker;
   private readonly off: (() => void)[] = [];
+  private cdp: CDPSession;
   private patterns: { host: string; version: number; list: BlacklistPattern[] } | null = null;
   private stopped = false;
   /** Resolves once Network and Page events flow on the session. */
@@ -37,18 +41,23 @@ export class PageCapture {
 
   constructor(
     readonly pageId: string,
-    private readonly cdp: CDPSession,
+    session: CDPSession,
     targetId: string,
     private readonly settings: CaptureSettings,
     private readonly blacklist: Blacklist = new Blacklist(),
   ) {
+    this.cdp = session;
     this.doc = new DocumentState(targetId);
     this.store = new LineStore({
       budgetBytes: settings.budgetBytes,
       maxReplyChars: settings.maxReplyChars,
     });
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the context reads the live session
+    const self = this;
     const ctx: CaptureContext = {
-      cdp,
+      get cdp() {
+        return self.cdp;
+      },
       store: this.store,
       settings,
       doc: this.doc,
@@ -62,19 +71,29 @@ export class PageCapture {
 
   private async enable(): Promise<void> {
     try {
-      // Post data is never part of a line: Chrome need not copy it into every event.
-      if (!this.settings.sharedSession) {
-        await Promise.all([
-          this.cdp.send('Network.enable', { maxPostDataSize: 0 }),
-          this.cdp.send('Page.enable'),
-        ]);
-      }
       const { frameTree } = await this.cdp.send('Page.getFrameTree');
       // A commit seen meanwhile is newer than this answer (adopt keeps it).
       this.doc.adopt(frameTree.frame);
     } catch {
       // The page closed while starting: nothing to capture.
     }
+  }
+
+  /**
+   * The page moved to `session` (a prerendered document was activated): listen there from now
+   * on. The activated document is a new one, as after a full load: the lists start over with
+   * its navigation line.
+   */
+  follow(session: CDPSession): Promise<void> {
+    if (this.stopped || session === this.cdp) return Promise.resolve();
+    for (const off of this.off) off();
+    this.off.length = 0;
+    this.cdp = session;
+    this.listen();
+    return session.send('Page.getFrameTree').then(
+      ({ frameTree }) => this.onCommit({ frame: frameTree.frame, type: 'Navigation' }),
+      () => undefined,
+    );
   }
 
   /** Stops listening and drops every line. */
@@ -86,9 +105,6 @@ export class PageCapture {
     this.http.stop();
     this.sockets.stop();
     this.store.close();
-    // A page that lives on (a registry replaced, a bench) stops paying for the events; a closed
-    // one refuses, which is fine.
-    if (!this.settings.sharedSession) this.cdp.send('Network.disable').catch(() => undefined);
   }
 
   get url(): string {

@@ -1,4 +1,3 @@
-import type { CDPSession } from 'puppeteer-core';
 import type { ManagedPage } from '../browser/managed-page';
 import { Blacklist } from './blacklist';
 import { BODY_LIMIT_CHARS } from './body';
@@ -36,23 +35,20 @@ export class CaptureRegistry {
   attach(page: ManagedPage): void {
     if (!this.enabled) return;
     this.captures.get(page.id)?.stop();
-    const [session, sharedSession] = captureSession(page);
-    this.captures.set(
+    const capture = new PageCapture(
       page.id,
-      new PageCapture(
-        page.id,
-        session,
-        page.targetId,
-        {
-          budgetBytes: this.opts.budgetBytes ?? DEFAULT_BUDGET_BYTES,
-          bodyLimitChars: this.opts.bodyLimitChars ?? BODY_LIMIT_CHARS,
-          bodyConcurrency: this.opts.bodyConcurrency,
-          maxReplyChars: this.opts.maxReplyChars,
-          sharedSession,
-        },
-        this.blacklist,
-      ),
+      page.session,
+      page.targetId,
+      {
+        budgetBytes: this.opts.budgetBytes ?? DEFAULT_BUDGET_BYTES,
+        bodyLimitChars: this.opts.bodyLimitChars ?? BODY_LIMIT_CHARS,
+        bodyConcurrency: this.opts.bodyConcurrency,
+        maxReplyChars: this.opts.maxReplyChars,
+      },
+      this.blacklist,
     );
+    this.captures.set(page.id, capture);
+    page.onSessionSwap((session) => void capture.follow(session));
   }
 
   /** Resolves once the page's capture is enabled in the browser (at once when there is none). */
@@ -73,16 +69,4 @@ export class CaptureRegistry {
   stats(pageId: string): StoreStats | null {
     return this.captures.get(pageId)?.stats() ?? null;
   }
-}
-
-/**
- * The session to listen on. Puppeteer's own session of the page already has the Network domain
- * on (page.goto needs it); a second session enabling it again makes Chrome instrument every
- * request twice, which cost ~8 % page-load time (npm run bench, network section). The accessor
- * is puppeteer's internal, so a puppeteer without it falls back to our own session.
- */
-function captureSession(page: ManagedPage): [CDPSession, boolean] {
-  const own = (page.page as unknown as { _client?: () => CDPSession })._client;
-  if (typeof own === 'function') return [own.call(page.page), true];
-  return [page.cdp, false];
 }

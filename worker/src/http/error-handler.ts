@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ApiError } from '../errors';
 import type { Logger } from '../log/logger';
 import { AuthError } from './auth';
@@ -9,16 +9,16 @@ interface BodyParserError {
   limit?: number;
 }
 
-function pageIdOf(params: unknown): string | null {
-  const id = (params as { page_id?: unknown } | undefined)?.page_id;
+/** The page a failed request addressed, as the route layer recorded it. */
+function pageIdOf(res: Response): string | null {
+  const id = (res.locals as { pageId?: unknown }).pageId;
   return typeof id === 'string' ? id : null;
 }
 
-/** Unknown routes under the API answer with the envelope, not an HTML page. */
+/** Unknown routes under the API answer with the envelope, naming the path as it was sent. */
 export const notFound: RequestHandler = (req, res) => {
-  res
-    .status(404)
-    .json({ success: false, error: `No route ${req.method} ${req.path}`, page_id: null });
+  const path = req.originalUrl.split('?')[0] ?? req.originalUrl;
+  res.status(404).json({ success: false, error: `No route ${req.method} ${path}`, page_id: null });
 };
 
 /** The one place errors become responses, and the one place they are logged. */
@@ -32,7 +32,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.status(err.status).json({ detail: err.detail });
       return;
     }
-    const pageId = pageIdOf(req.params);
+    const pageId = pageIdOf(res);
     if (err instanceof ApiError) {
       if (err.status >= 500) logger.error('request failed', { path: req.path, error: err.message });
       res

@@ -1,10 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type Joi from 'joi';
+import { SYSTEM_PATHS, navigatorStatusSchema, poolStatusSchema } from '@persona-browser/contracts';
 import type { Navigator } from '../browser/navigator';
 import { ApiError } from '../errors';
+import type { Logger } from '../log/logger';
 import { poolStatus } from '../routes/pool-view';
+import { ResponseCheck } from './response-check';
 
-const STATUS = '/api/v1/system/status';
-const PAGES = '/api/v1/system/status/pages';
+type Send = (res: ServerResponse, status: number, body: unknown, schema: Joi.Schema) => void;
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const json = JSON.stringify(body);
@@ -23,21 +26,36 @@ function send(res: ServerResponse, status: number, body: unknown): void {
  */
 export function fastStatus(
   navigator: Navigator,
+  /** Given (VALIDATE_RESPONSES), every body is checked as the routes' bodies are. */
+  checkWith: Logger | null = null,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const reply: Send = checkWith
+    ? (res, status, body, schema) => {
+        const why = ResponseCheck.mismatch(ResponseCheck.schemaFor(status, body, schema), body);
+        if (why === null) return send(res, status, body);
+        checkWith.error('response does not match its declared schema', { status, why });
+        send(res, 500, { success: false, error: `Response did not match: ${why}`, page_id: null });
+      }
+    : (res, status, body) => send(res, status, body);
   return (req, res) => {
     if (req.method !== 'GET' || !req.url) return false;
     const q = req.url.indexOf('?');
     const path = q < 0 ? req.url : req.url.slice(0, q);
-    if (path === STATUS) {
-      send(res, 200, navigator.status());
+    if (path === SYSTEM_PATHS.status) {
+      reply(res, 200, navigator.status(), navigatorStatusSchema);
       return true;
     }
-    if (path === PAGES) {
+    if (path === SYSTEM_PATHS.pages) {
       try {
-        send(res, 200, poolStatus(navigator));
+        reply(res, 200, poolStatus(navigator), poolStatusSchema);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
-        send(res, err.status, { success: false, error: err.message, page_id: null });
+        reply(
+          res,
+          err.status,
+          { success: false, error: err.message, page_id: null },
+          poolStatusSchema,
+        );
       }
       return true;
     }

@@ -1,25 +1,40 @@
 import type { Request, Response, Router } from 'express';
 import type Joi from 'joi';
-import type { ManagedPage } from '../browser/managed-page';
+import type { Call } from '../browser/call';
+import type { ManagedPage, RunOptions } from '../browser/managed-page';
 import type { Navigator } from '../browser/navigator';
+import { isBrowserLevel } from '../browser/failures';
 import { ApiError, BadRequest, BrowserFailure, errorMessage } from '../errors';
 import type { Authenticator } from './auth';
+import { ResponseCheck } from './response-check';
 
 export type Method = 'get' | 'post' | 'delete';
+export type Body = Record<string, unknown>;
 
-export interface RouteContext<B = Record<string, unknown>, Q = Record<string, unknown>> {
+export interface RouteContext<B, Q> {
   req: Request;
   res: Response;
   params: Record<string, string>;
+  /** The query and body as their joi schemas validated and converted them. */
   query: Q;
   body: B;
-  /** The addressed page (routes with `page: true`), already past the lease gate. */
+  /** The addressed page (routes with `page`), already past the lease gate. */
   page: ManagedPage;
   /** The `X-Lease` header as sent. */
   leaseToken: string | undefined;
+  /** The call's deadline and signal, for routes with `hold` (the page is held meanwhile). */
+  call: Call;
+  /** Holds the page for part of a handler's work (routes without `hold`), lease gate included. */
+  hold: <T>(name: string, opts: RunOptions, work: (call: Call) => Promise<T>) => Promise<T>;
 }
 
-export interface RouteDef {
+/** How a route holds its page: the page's lock, a deadline, and for gestures the hand's habits. */
+export interface Hold extends Omit<RunOptions, 'gate' | 'anyState'> {
+  /** Bring the tab to the front first and pause for slowmo after (primitives). */
+  gesture?: boolean;
+}
+
+export interface RouteDef<B = Body, Q = Body> {
   /** Action name: the request log's `name` and the OpenAPI operation id. */
   name: string;
   method: Method | Method[];
@@ -28,23 +43,33 @@ export interface RouteDef {
   tag: string;
   summary: string;
   description?: string;
-  query?: Joi.ObjectSchema;
-  body?: Joi.ObjectSchema;
+  query?: Joi.ObjectSchema<Q>;
+  body?: Joi.ObjectSchema<B>;
+  /** What a success answers; checked against every response under VALIDATE_RESPONSES. */
   response?: Joi.ObjectSchema;
   /** `:page_id` names a pooled page: 404 when absent, then the lease gate. */
   page?: 'leased' | 'exists';
+  /** Run the handler holding the page (see Hold); without it the handler does not lock. */
+  hold?: Hold;
   /** The handler writes the response itself (raw bytes, or a reply before shutting down). */
   raw?: boolean;
-  handler(ctx: RouteContext): Promise<Record<string, unknown> | void>;
+  handler(ctx: RouteContext<B, Q>): Promise<Body | void>;
 }
 
-function validate(
-  schema: Joi.ObjectSchema | undefined,
+/** A route of any body and query type, as route tables list them. */
+export type AnyRoute = RouteDef<never, never>;
+
+/** Declares a route; the handler's body and query are typed from the route's joi schemas. */
+export const route = <B = Body, Q = Body>(def: RouteDef<B, Q>): AnyRoute =>
+  def as unknown as AnyRoute;
+
+function validate<T>(
+  schema: Joi.ObjectSchema<T> | undefined,
   value: unknown,
   pageId: string | null,
-): Record<string, unknown> {
-  if (!schema) return {};
-  const result: Joi.ValidationResult<Record<string, unknown>> = schema.validate(value ?? {}, {
+): T {
+  if (!schema) return {} as T;
+  const result = schema.validate(value ?? {}, {
     convert: true,
     allowUnknown: true,
     stripUnknown: true,
@@ -62,58 +87,89 @@ function leaseHeader(req: Request): string | undefined {
   return v && v.trim() ? v.trim() : undefined;
 }
 
+export interface MountDeps {
+  navigator: Navigator;
+  auth: Authenticator;
+}
+
 /**
- * Applies one route table: auth, validation, page lookup and lease gate, then the thin handler,
- * then SPEC's success envelope. Errors flow to the one error middleware.
+ * Applies one route table: auth, validation, page lookup and lease gate, the page hold with its
+ * deadline, then the thin handler and SPEC's success envelope. Errors flow to the one error
+ * middleware: ApiErrors as they are, browser-level failures as 200 `success: false`, and
+ * anything else as a logged 500.
  */
-export function mount(
-  router: Router,
-  routes: RouteDef[],
-  navigator: Navigator,
-  auth: Authenticator,
-): void {
-  for (const route of routes) {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
+export function mount(router: Router, routes: AnyRoute[], deps: MountDeps): void {
+  const { navigator, auth } = deps;
+  for (const def of routes as RouteDef[]) {
+    const methods = Array.isArray(def.method) ? def.method : [def.method];
     for (const method of methods) {
-      router[method](route.path, async (req: Request, res: Response) => {
-        if (route.auth) auth.check(req);
+      router[method](def.path, async (req: Request, res: Response) => {
+        ResponseCheck.declare(res, def.response);
+        if (def.auth) auth.check(req);
         const params = req.params as Record<string, string>;
         const pageId = params.page_id ?? null;
+        // The error middleware sits outside this router, where req.params is empty.
+        res.locals.pageId = pageId;
         // Bodies are JSON objects; an array would otherwise be ignored by routes without fields.
         const raw: unknown = req.body;
         if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw)))
           throw new BadRequest('Request body must be a JSON object', pageId);
-        const query = validate(route.query, req.query, pageId);
-        const body = validate(route.body, req.body, pageId);
+        const query = validate(def.query, req.query, pageId);
+        const body = validate(def.body, req.body, pageId);
         const leaseToken = leaseHeader(req);
         let page: ManagedPage | undefined;
         let leased = false;
-        if (route.page && pageId !== null) {
+        let gate: (() => void) | undefined;
+        if (def.page && pageId !== null) {
           page = navigator.requirePool().get(pageId);
-          if (route.page === 'leased') leased = navigator.leases.check(pageId, leaseToken);
-          if (leased) await page.page.bringToFront().catch(() => undefined);
+          if (def.page === 'leased') {
+            leased = navigator.leases.check(pageId, leaseToken);
+            const id = pageId;
+            gate = () => void navigator.leases.check(id, leaseToken);
+          }
         }
-        let result: Record<string, unknown> | void;
+        const held = page;
+        const hold = <T>(name: string, opts: RunOptions, work: (call: Call) => Promise<T>) => {
+          if (!held) throw new Error(`route ${def.name} holds a page it does not address`);
+          return held.run(name, { ...opts, gate }, work);
+        };
+        const ctx = {
+          req,
+          res,
+          params,
+          query,
+          body,
+          page: page as ManagedPage,
+          leaseToken,
+          call: undefined as unknown as Call,
+          hold,
+        };
+        let result: Body | void;
         try {
-          result = await route.handler({
-            req,
-            res,
-            params,
-            query,
-            body,
-            page: page as ManagedPage,
-            leaseToken,
-          });
+          if (def.hold && page) {
+            const h = def.hold;
+            const mp = page;
+            result = await hold(def.name, h, async (call) => {
+              if (h.gesture || leased) await mp.bringToFront(call);
+              const out = await def.handler({ ...ctx, call });
+              if (h.gesture) await call.sleep(navigator.slowmoMs);
+              return out;
+            });
+          } else {
+            // A leased page is brought to the front by every call that uses the lease (SPEC).
+            if (leased && page) page.page.bringToFront().catch(() => undefined);
+            result = await def.handler(ctx);
+          }
         } catch (err) {
           // A browser that throws (target closed, context destroyed…) is a browser-level
-          // failure: 200 with success false, as SPEC says, never a 500.
-          if (route.page && !(err instanceof ApiError))
+          // failure: 200 with success false, as SPEC says. Anything else is our fault: a 500.
+          if (def.page && !(err instanceof ApiError) && isBrowserLevel(err))
             throw new BrowserFailure(errorMessage(err), pageId);
           throw err;
         } finally {
           if (leased && pageId !== null) navigator.leases.touch(pageId, leaseToken);
         }
-        if (route.raw) return;
+        if (def.raw) return;
         res.json({ success: true, page_id: pageId, ...(result ?? {}) });
       });
     }

@@ -24,3 +24,6 @@ export const errorEnvelope = Joi.object({
 export const authError = Joi.object({ detail: Joi.string().required() }).label('AuthError');
 
 export const messageResponse = envelope({ message: Joi.string().required() });
+
+/** A boolean as a query string or JSON sends it: true/false, 1/0, yes/no, on/off. */
+export const flag = Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off');

@@ -1,3 +1,4 @@
+import type { Call } from '../browser/call';
 import type { ManagedPage } from '../browser/managed-page';
 import { BadRequest, BrowserFailure } from '../errors';
 import { InputExecutor } from './executor';
@@ -13,7 +14,8 @@ export const MAX_CORRECTIONS = 2;
 const DRIFT_PX = 2;
 const LANDING_TRIES = 6;
 
-export const executorFor = (mp: ManagedPage): InputExecutor => new InputExecutor(mp, systemRng());
+export const executorFor = (mp: ManagedPage, call: Call): InputExecutor =>
+  new InputExecutor(mp, call, systemRng());
 
 const inside = (p: Point, b: Box): boolean =>
   p.x >= b.x && p.y >= b.y && p.x <= b.x + b.width && p.y <= b.y + b.height;
@@ -36,6 +38,7 @@ function visiblePart(g: Geometry, mp: ManagedPage, selector: string): Box {
 async function landingPoint(
   x: InputExecutor,
   mp: ManagedPage,
+  call: Call,
   start: Box,
   selector: string,
 ): Promise<{ point: Point; box: Box }> {
@@ -43,9 +46,9 @@ async function landingPoint(
   let cover: string | null = null;
   for (let i = 0; i < LANDING_TRIES; i += 1) {
     const point = pickLandingPoint(box, x.rng);
-    const hit = await hits(mp, point);
+    const hit = await hits(mp, call, point);
     if (hit.hits) return { point, box };
-    const now = await current(mp, selector);
+    const now = await current(mp, call, selector);
     if (movedBox(box, now)) box = now;
     else cover = hit.cover;
   }
@@ -58,8 +61,8 @@ async function landingPoint(
 }
 
 /** Where the element found earlier is now; it may have gone or left the screen meanwhile. */
-async function current(mp: ManagedPage, selector: string): Promise<Box> {
-  const now = await measure(mp, null);
+async function current(mp: ManagedPage, call: Call, selector: string): Promise<Box> {
+  const now = await measure(mp, call, null);
   if (!now.found) throw new BrowserFailure(`Element '${selector}' disappeared`, mp.id);
   if (!now.intersection) throw new BrowserFailure(`Element '${selector}' left the viewport`, mp.id);
   return now.intersection;
@@ -77,30 +80,32 @@ const movedBox = (a: Box, b: Box): boolean =>
  * meanwhile, up to two short corrective moves follow it, then the call gives up.
  */
 export async function approachElement(
+  x: InputExecutor,
   mp: ManagedPage,
+  call: Call,
   selector: string,
-): Promise<{ x: InputExecutor; at: Point }> {
-  const x = executorFor(mp);
-  const first = await measure(mp, selector);
+): Promise<Point> {
+  const first = await measure(mp, call, selector);
   let { point: target, box } = await landingPoint(
     x,
     mp,
+    call,
     visiblePart(first, mp, selector),
     selector,
   );
   for (let correction = 0; ; correction += 1) {
     const reference = box;
-    const watch = watchForMovement(mp, reference);
+    const watch = watchForMovement(mp, call, reference);
     try {
       await x.moveTo(target, Math.min(box.width, box.height), first.viewport);
     } finally {
       watch.stop();
     }
     const movedMeanwhile = await watch.moved;
-    const now = await current(mp, selector);
+    const now = await current(mp, call, selector);
     if (!movedMeanwhile && !movedBox(reference, now) && inside(target, now)) {
-      const hit = await hits(mp, target);
-      if (hit.hits) return { x, at: target };
+      const hit = await hits(mp, call, target);
+      if (hit.hits) return target;
     }
     if (correction >= MAX_CORRECTIONS) {
       throw new BrowserFailure(
@@ -108,7 +113,7 @@ export async function approachElement(
         mp.id,
       );
     }
-    ({ point: target, box } = await landingPoint(x, mp, now, selector));
+    ({ point: target, box } = await landingPoint(x, mp, call, now, selector));
   }
 }
 
@@ -118,14 +123,15 @@ const WATCH_INTERVAL_MS = 60;
 /** Samples the element during a movement; `moved` says whether it left `reference` meanwhile. */
 function watchForMovement(
   mp: ManagedPage,
+  call: Call,
   reference: Box,
 ): { moved: Promise<boolean>; stop(): void } {
   let running = true;
   const moved = (async () => {
     while (running) {
-      await new Promise((r) => setTimeout(r, WATCH_INTERVAL_MS));
-      if (!running) break;
-      const g = await measure(mp, null).catch(() => null);
+      await call.sleep(WATCH_INTERVAL_MS).catch(() => undefined);
+      if (!running || call.signal.aborted) break;
+      const g = await measure(mp, call, null).catch(() => null);
       if (!g?.intersection || movedBox(reference, g.intersection)) return true;
     }
     return false;
@@ -151,8 +157,11 @@ export function checkViewportPoint(
   }
 }
 
-export async function viewportOf(mp: ManagedPage): Promise<{ width: number; height: number }> {
-  return (await measure(mp, null)).viewport;
+export async function viewportOf(
+  mp: ManagedPage,
+  call: Call,
+): Promise<{ width: number; height: number }> {
+  return (await measure(mp, call, null)).viewport;
 }
 
 export const round = (p: Point): Point => ({

@@ -1,5 +1,5 @@
+import type { Call } from '../browser/call';
 import type { ManagedPage } from '../browser/managed-page';
-import { sleep } from '../util';
 import type { KeyDef } from './keys';
 import { KEYS } from './keys';
 import { planMove, pressDurationMs, settleBeforePressMs } from './mouse-plan';
@@ -10,25 +10,34 @@ type Viewport = { width: number; height: number };
 
 const SHIFT = 8;
 const CTRL = 2;
-
-/** Waits until `t` ms after `start` (performance.now() time base). */
-async function until(start: number, t: number): Promise<void> {
-  const wait = start + t - performance.now();
-  if (wait > 0.5) await sleep(wait);
-}
+/** How long lifting a held key or button may take when a call is stopped mid-gesture. */
+const LIFT_TIMEOUT_MS = 1_000;
 
 /**
  * The thin half of human input: sends planned steps through CDP `Input.*` at their times and
- * keeps the page's pointer position. It decides nothing a planner could decide.
+ * keeps the page's pointer position. It decides nothing a planner could decide. Every wait is
+ * bounded by the call; if the call stops mid-gesture, `liftAll` lets go of whatever key or
+ * button is still down, so the page is not left with Shift held or the mouse pressed.
  */
 export class InputExecutor {
+  private readonly heldKeys = new Map<string, KeyDef>();
+  private buttonDown = false;
+
   constructor(
     private readonly mp: ManagedPage,
+    private readonly call: Call,
     readonly rng: Rng,
   ) {}
 
   get pointer(): Point {
     return this.mp.pointer;
+  }
+
+  /** Waits until `t` ms after `start` (performance.now() time base). */
+  private async until(start: number, t: number): Promise<void> {
+    const wait = start + t - performance.now();
+    if (wait > 0.5) await this.call.sleep(wait);
+    else this.call.throwIfAborted();
   }
 
   /**
@@ -42,7 +51,7 @@ export class InputExecutor {
     const sent: Array<Promise<void>> = [];
     try {
       for (const step of plan.steps) {
-        await until(start, step.t);
+        await this.until(start, step.t);
         const at = bounds
           ? {
               x: Math.min(Math.max(step.x, 0), bounds.width - 1),
@@ -53,8 +62,11 @@ export class InputExecutor {
         this.mp.pointer = { x: at.x, y: at.y };
       }
     } finally {
-      await Promise.all(sent);
+      await this.call.race(Promise.all(sent)).catch((err: unknown) => {
+        if (!this.call.signal.aborted) throw err;
+      });
     }
+    this.call.throwIfAborted();
   }
 
   moveTo(target: Point, targetWidth: number, bounds?: Viewport): Promise<void> {
@@ -63,11 +75,13 @@ export class InputExecutor {
 
   /** A short settle on the target, then a press of human length. */
   async click(): Promise<void> {
-    await sleep(settleBeforePressMs(this.rng));
+    await this.call.sleep(settleBeforePressMs(this.rng));
     const at = this.mp.pointer;
+    this.buttonDown = true;
     await this.mouse('mousePressed', at, 1);
-    await sleep(pressDurationMs(this.rng));
+    await this.call.sleep(pressDurationMs(this.rng));
     await this.mouse('mouseReleased', at, 0);
+    this.buttonDown = false;
   }
 
   /** Wheel notches at their planned pauses, sent without waiting on frames (see `play`). */
@@ -76,10 +90,10 @@ export class InputExecutor {
     const sent: Array<Promise<unknown>> = [];
     try {
       for (const notch of notches) {
-        await sleep(notch.delayMs);
+        await this.call.sleep(notch.delayMs);
         const { x, y } = this.mp.pointer;
         sent.push(
-          this.mp.cdp.send('Input.dispatchMouseEvent', {
+          this.mp.session.send('Input.dispatchMouseEvent', {
             type: 'mouseWheel',
             x,
             y,
@@ -91,8 +105,11 @@ export class InputExecutor {
         total += notch.deltaY;
       }
     } finally {
-      await Promise.all(sent);
+      await this.call.race(Promise.all(sent)).catch((err: unknown) => {
+        if (!this.call.signal.aborted) throw err;
+      });
     }
+    this.call.throwIfAborted();
     return total;
   }
 
@@ -102,13 +119,13 @@ export class InputExecutor {
     if (def.shift) {
       await this.key('rawKeyDown', KEYS.Shift, SHIFT);
       modifiers |= SHIFT;
-      await sleep(uniform(this.rng, 30, 70));
+      await this.call.sleep(uniform(this.rng, 30, 70));
     }
     await this.key('keyDown', def, modifiers, opts.commands);
-    await sleep(uniform(this.rng, 40, 100));
+    await this.call.sleep(uniform(this.rng, 40, 100));
     await this.key('keyUp', def, modifiers);
     if (def.shift) {
-      await sleep(uniform(this.rng, 10, 40));
+      await this.call.sleep(uniform(this.rng, 10, 40));
       await this.key('keyUp', KEYS.Shift, 0);
     }
   }
@@ -116,10 +133,60 @@ export class InputExecutor {
   /** Ctrl held around one key, which runs an editing command (paste, undo) as the browser does. */
   async shortcut(def: KeyDef, command: string): Promise<void> {
     await this.key('rawKeyDown', KEYS.Control, CTRL);
-    await sleep(uniform(this.rng, 40, 110));
+    await this.call.sleep(uniform(this.rng, 40, 110));
     await this.tap(def, { modifiers: CTRL, commands: [command] });
-    await sleep(uniform(this.rng, 20, 60));
+    await this.call.sleep(uniform(this.rng, 20, 60));
     await this.key('keyUp', KEYS.Control, 0);
+  }
+
+  /**
+   * Lets go of every key and button still held (a call stopped mid-gesture). Sent on the
+   * session directly, not through the stopped call, each bounded by LIFT_TIMEOUT_MS.
+   */
+  async liftAll(): Promise<void> {
+    const lifts: Array<Promise<unknown>> = [];
+    for (const def of this.heldKeys.values()) {
+      lifts.push(this.mp.session.send('Input.dispatchKeyEvent', this.keyEvent('keyUp', def, 0)));
+    }
+    this.heldKeys.clear();
+    if (this.buttonDown) {
+      this.buttonDown = false;
+      const { x, y } = this.mp.pointer;
+      lifts.push(
+        this.mp.session.send('Input.dispatchMouseEvent', {
+          type: 'mouseReleased',
+          x,
+          y,
+          button: 'left',
+          buttons: 0,
+          clickCount: 1,
+          pointerType: 'mouse',
+        }),
+      );
+    }
+    const timeout = new Promise((resolve) => setTimeout(resolve, LIFT_TIMEOUT_MS).unref());
+    await Promise.race([Promise.allSettled(lifts), timeout]);
+  }
+
+  private keyEvent(
+    type: 'keyDown' | 'rawKeyDown' | 'keyUp',
+    def: KeyDef,
+    modifiers: number,
+    commands?: string[],
+  ) {
+    // A keyDown with text types it; rawKeyDown is a key with no character (Shift, Ctrl).
+    const text =
+      type === 'keyDown' && def.text !== undefined && !(modifiers & CTRL) ? def.text : undefined;
+    return {
+      type: type === 'keyDown' && text === undefined ? ('rawKeyDown' as const) : type,
+      key: def.key,
+      code: def.code,
+      windowsVirtualKeyCode: def.keyCode,
+      nativeVirtualKeyCode: def.keyCode,
+      modifiers,
+      ...(text !== undefined ? { text, unmodifiedText: text } : {}),
+      ...(commands ? { commands } : {}),
+    };
   }
 
   private async key(
@@ -128,19 +195,10 @@ export class InputExecutor {
     modifiers: number,
     commands?: string[],
   ): Promise<void> {
-    // A keyDown with text types it; rawKeyDown is a key with no character (Shift, Ctrl).
-    const text =
-      type === 'keyDown' && def.text !== undefined && !(modifiers & CTRL) ? def.text : undefined;
-    await this.mp.cdp.send('Input.dispatchKeyEvent', {
-      type: type === 'keyDown' && text === undefined ? 'rawKeyDown' : type,
-      key: def.key,
-      code: def.code,
-      windowsVirtualKeyCode: def.keyCode,
-      nativeVirtualKeyCode: def.keyCode,
-      modifiers,
-      ...(text !== undefined ? { text, unmodifiedText: text } : {}),
-      ...(commands ? { commands } : {}),
-    });
+    if (type === 'keyUp') this.heldKeys.delete(def.code || def.key);
+    else this.heldKeys.set(def.code || def.key, def);
+    const event = this.keyEvent(type, def, modifiers, commands);
+    await this.mp.cdp(this.call, (s) => s.send('Input.dispatchKeyEvent', event));
   }
 
   private async mouse(
@@ -148,14 +206,16 @@ export class InputExecutor {
     at: Point,
     buttons: number,
   ): Promise<void> {
-    await this.mp.cdp.send('Input.dispatchMouseEvent', {
-      type,
-      x: at.x,
-      y: at.y,
-      button: type === 'mouseMoved' ? 'none' : 'left',
-      buttons,
-      clickCount: type === 'mouseMoved' ? 0 : 1,
-      pointerType: 'mouse',
-    });
+    await this.mp.cdp(this.call, (s) =>
+      s.send('Input.dispatchMouseEvent', {
+        type,
+        x: at.x,
+        y: at.y,
+        button: type === 'mouseMoved' ? 'none' : 'left',
+        buttons,
+        clickCount: type === 'mouseMoved' ? 0 : 1,
+        pointerType: 'mouse',
+      }),
+    );
   }
 }

@@ -1,20 +1,12 @@
+import type { Visibility } from '@persona-browser/plugin-sdk';
+import type { Call } from '../browser/call';
 import type { ManagedPage } from '../browser/managed-page';
 import { BadRequest } from '../errors';
-import { evalIsolated, PageScriptError } from './page-world';
-import type { Box, Point } from './types';
+import { evalIsolated, PageScriptError } from '../browser/page-world';
+import type { Point } from './types';
 
-export interface Geometry {
-  found: boolean;
-  /** At least part of the element is on screen and it is not `visibility: hidden`. */
-  visible: boolean;
-  /** Wholly inside the viewport, not clipped by any overflow-clipping ancestor. */
-  fully_visible: boolean;
-  /** The full layout rectangle (viewport coordinates). */
-  bounding_box: Box | null;
-  /** The visible part: clipped to the viewport and every overflow-clipping ancestor. */
-  intersection: Box | null;
-  viewport: { width: number; height: number };
-}
+/** Where an element is and how much of it is on screen (SPEC `check-visible`). */
+export type Geometry = Visibility;
 
 /**
  * In-page: finds the element (kept for later calls in this isolated world) and measures it.
@@ -96,8 +88,12 @@ function hitsInPage(x: number, y: number): unknown {
 }
 
 /** Finds `selector` and measures it; 400 for a selector the browser cannot parse. */
-export async function measure(mp: ManagedPage, selector: string | null): Promise<Geometry> {
-  const res = await evalIsolated<Geometry & { invalidSelector?: string }>(mp, measureInPage, [
+export async function measure(
+  mp: ManagedPage,
+  call: Call,
+  selector: string | null,
+): Promise<Geometry> {
+  const res = await evalIsolated<Geometry & { invalidSelector?: string }>(mp, call, measureInPage, [
     selector,
   ]).catch((err: unknown) => {
     if (err instanceof PageScriptError)
@@ -110,6 +106,10 @@ export async function measure(mp: ManagedPage, selector: string | null): Promise
   return res;
 }
 
-export function hits(mp: ManagedPage, p: Point): Promise<{ hits: boolean; cover: string | null }> {
-  return evalIsolated(mp, hitsInPage, [p.x, p.y]);
+export function hits(
+  mp: ManagedPage,
+  call: Call,
+  p: Point,
+): Promise<{ hits: boolean; cover: string | null }> {
+  return evalIsolated(mp, call, hitsInPage, [p.x, p.y]);
 }

@@ -1,14 +1,15 @@
 import { NotFound } from '../errors';
-import type { RouteDef } from '../http/route';
+import type { AnyRoute } from '../http/route';
+import { route } from '../http/route';
 import { contentDisposition } from '../media/headers';
 import type { MediaStore } from '../media/store';
 import { MEDIA_PATH } from '../media/store';
 
 export const MEDIA_GONE = 'Media link unknown, expired or already downloaded';
 
-export function mediaRoutes(media: MediaStore): RouteDef[] {
+export function mediaRoutes(media: MediaStore): AnyRoute[] {
   return [
-    {
+    route({
       name: 'download',
       method: 'get',
       path: `${MEDIA_PATH}/:token`,
@@ -35,6 +36,6 @@ export function mediaRoutes(media: MediaStore): RouteDef[] {
         });
         res.end(head ? undefined : item.bytes);
       },
-    },
+    }),
   ];
 }

@@ -1,9 +1,9 @@
 import Joi from 'joi';
-import type { Navigator } from '../browser/navigator';
 import { RESOURCE_TYPES } from '../capture/lines';
 import type { CaptureRegistry } from '../capture/registry';
-import type { RouteDef } from '../http/route';
-import { envelope } from '../http/schemas';
+import type { AnyRoute } from '../http/route';
+import { route } from '../http/route';
+import { envelope, flag } from '../http/schemas';
 
 const str = Joi.string();
 const int = Joi.number().integer();
@@ -57,9 +57,16 @@ navigation, primitive or plugin holds the page. Pass the returned \`mark\` as \`
 and for a new document its request method, status and content type. A redirect hop is a
 \`response\` line with its status and headers and \`error\` saying that no body is kept.`;
 
-export function networkRoutes(_navigator: Navigator, captures: CaptureRegistry): RouteDef[] {
+interface NetworkQuery {
+  since: number;
+  url_contains?: string;
+  resource_type?: string;
+  include_body: boolean;
+}
+
+export function networkRoutes(captures: CaptureRegistry): AnyRoute[] {
   return [
-    {
+    route({
       name: 'network',
       method: 'get',
       path: '/api/v1/ops/:page_id/network',
@@ -68,26 +75,27 @@ export function networkRoutes(_navigator: Navigator, captures: CaptureRegistry):
       summary: 'Captured HTTP and WebSocket lines of a page (passive; never waits on the page)',
       description: DESCRIPTION,
       page: 'leased',
-      query: Joi.object({
+      query: Joi.object<NetworkQuery, true>({
         since: int.min(0).default(0).description('only lines with seq greater than this'),
         url_contains: str.allow('').description('substring the URL must contain'),
         resource_type: str
           .valid(...RESOURCE_TYPES)
           .description('HTTP lines of this type only (WebSocket lines are not filtered)'),
-        include_body: Joi.boolean()
-          .truthy('1', 'yes', 'on')
-          .falsy('0', 'no', 'off')
+        include_body: flag
           .default(false)
           .description('include response bodies and WebSocket payloads'),
       }),
       response: envelope({
-        url: str.allow('').description('the page URL'),
-        mark: int.description('highest seq given so far, even if filtered out; use as since'),
+        url: str.allow('').required().description('the page URL'),
+        mark: int
+          .required()
+          .description('highest seq given so far, even if filtered out; use as since'),
         blacklist: Joi.array()
           .items(str)
+          .required()
           .description("patterns kept out of the capture on the page's current site"),
-        http: Joi.array().items(httpLine),
-        websocket: Joi.array().items(wsLine),
+        http: Joi.array().items(httpLine).required(),
+        websocket: Joi.array().items(wsLine).required(),
       }),
       // Passive: no page.run(), so no lock; a navigation in progress does not delay the answer.
       handler: async ({ page, query }) => {
@@ -96,10 +104,10 @@ export function networkRoutes(_navigator: Navigator, captures: CaptureRegistry):
           return { url: page.url, mark: 0, blacklist: [], http: [], websocket: [] };
         }
         const result = await capture.query({
-          since: query.since as number,
-          urlContains: query.url_contains as string | undefined,
-          resourceType: query.resource_type as string | undefined,
-          includeBody: query.include_body as boolean,
+          since: query.since,
+          urlContains: query.url_contains,
+          resourceType: query.resource_type,
+          includeBody: query.include_body,
         });
         return {
           url: page.url,
@@ -109,6 +117,6 @@ export function networkRoutes(_navigator: Navigator, captures: CaptureRegistry):
           websocket: result.websocket,
         };
       },
-    },
+    }),
   ];
 }

@@ -2,32 +2,49 @@ import Joi from 'joi';
 import { DEFAULT_LEASE_TTL_S, MAX_LEASE_TTL_S } from '../browser/leases';
 import type { Navigator } from '../browser/navigator';
 import { extractContent, navigate, screenshot } from '../browser/page-actions';
-import type { RouteDef } from '../http/route';
-import { envelope, messageResponse, pageIdSchema } from '../http/schemas';
+import { navigationRefusal } from '../browser/url-policy';
+import type { AnyRoute } from '../http/route';
+import { route } from '../http/route';
+import { envelope, flag, messageResponse, pageIdSchema } from '../http/schemas';
 
 const P = '/api/v1/ops';
 const str = Joi.string();
 const int = Joi.number().integer();
 
-export function opsRoutes(navigator: Navigator): RouteDef[] {
+export interface OpsSettings {
+  allowFileUrls: boolean;
+}
+
+const URL_HELP =
+  'http, https, data: and about:blank URLs; file: only when the worker runs with ' +
+  'ALLOW_FILE_URLS=true; javascript:, chrome:, view-source: and other schemes are refused';
+
+export function opsRoutes(navigator: Navigator, settings: OpsSettings): AnyRoute[] {
+  const url = str
+    .required()
+    .custom((value: string, helpers) => {
+      const why = navigationRefusal(value, settings.allowFileUrls);
+      return why === null ? value : helpers.message({ custom: why });
+    })
+    .description(URL_HELP);
   return [
-    {
+    route({
       name: 'create-page',
       method: 'post',
       path: `${P}/create-page`,
       auth: true,
       tag: 'Ops',
       summary: 'Open a new page in the pool (400 for a duplicate id or a full pool)',
-      body: Joi.object({ page_id: pageIdSchema.allow(null) }),
+      body: Joi.object<{ page_id?: string | null }, true>({ page_id: pageIdSchema.allow(null) }),
       response: envelope({
-        message: str,
-        url: str,
-        state: str,
-        total_pages: int,
+        message: str.required(),
+        url: str.required(),
+        state: str.required(),
+        total_pages: int.required(),
       }),
       handler: async ({ body }) => {
         const pool = navigator.requirePool();
-        const page = await pool.create((body.page_id as string | null | undefined) ?? null);
+        const page = await pool.create(body.page_id ?? null);
         return {
           page_id: page.id,
           message: `Page ${page.id} created`,
@@ -36,8 +53,8 @@ export function opsRoutes(navigator: Navigator): RouteDef[] {
           total_pages: pool.size,
         };
       },
-    },
-    {
+    }),
+    route({
       name: 'destroy-page',
       method: ['post', 'delete'],
       path: `${P}/:page_id/destroy-page`,
@@ -45,36 +62,44 @@ export function opsRoutes(navigator: Navigator): RouteDef[] {
       tag: 'Ops',
       summary: 'Close a page and remove it from the pool',
       page: 'leased',
-      response: envelope({ message: str, total_pages: int }),
+      response: envelope({ message: str.required(), total_pages: int.required() }),
       handler: async ({ page }) => {
         const pool = navigator.requirePool();
         await pool.destroy(page.id);
         return { message: `Page ${page.id} destroyed`, total_pages: pool.size };
       },
-    },
-    {
+    }),
+    route({
       name: 'lease',
       method: 'post',
       path: `${P}/:page_id/lease`,
       auth: true,
       tag: 'Ops',
       summary: 'Take (or, with the current X-Lease, renew) an exclusive lease on a page',
+      description:
+        'Waits for a call already running on the page to end (409 after 30 s) before the lease ' +
+        'is granted, so no other client works on the page once the token is returned.',
       page: 'exists',
-      body: Joi.object({
+      body: Joi.object<{ ttl: number }, true>({
         ttl: Joi.number()
           .greater(0)
           .max(MAX_LEASE_TTL_S)
           .default(DEFAULT_LEASE_TTL_S)
           .description('seconds; the lease ends this long after the last call that uses it'),
       }),
-      response: envelope({ lease_token: str, ttl: Joi.number() }),
+      response: envelope({ lease_token: str.required(), ttl: Joi.number().required() }),
       handler: async ({ page, body, leaseToken }) => {
-        const lease = navigator.leases.acquire(page.id, leaseToken, body.ttl as number);
-        await page.page.bringToFront().catch(() => undefined);
+        // Holding the page's lock: a call of another client still running finishes first, and
+        // any call queued behind this one meets the lease when it gets the page (gate).
+        const lease = await page.run('lease', { anyState: true }, async (call) => {
+          const granted = navigator.leases.acquire(page.id, leaseToken, body.ttl);
+          await page.bringToFront(call).catch(() => undefined);
+          return granted;
+        });
         return { lease_token: lease.token, ttl: lease.ttlS };
       },
-    },
-    {
+    }),
+    route({
       name: 'lease',
       method: 'delete',
       path: `${P}/:page_id/lease`,
@@ -87,28 +112,30 @@ export function opsRoutes(navigator: Navigator): RouteDef[] {
         navigator.leases.release(page.id, leaseToken);
         return { message: 'Lease released' };
       },
-    },
-    {
+    }),
+    route({
       name: 'navigate',
       method: 'post',
       path: `${P}/:page_id/navigate`,
       auth: true,
       tag: 'Ops',
       summary: 'Go to a URL (about 2 s pause first; waits for DOM content loaded; 408 after 60 s)',
+      description:
+        `Opens ${URL_HELP}. Brings a crashed or stuck page back: a hung script is stopped ` +
+        'first.',
       page: 'leased',
-      body: Joi.object({
-        url: str
-          .uri()
-          .required()
-          .description('absolute URL with a scheme, such as https://example.com/')
-          .messages({ 'string.uri': "'url' must be an absolute URL with a scheme (https://…)" }),
+      hold: { navigation: true },
+      body: Joi.object<{ url: string }, true>({ url }),
+      response: envelope({
+        url: str.required(),
+        status_code: int.allow(null).required(),
+        final_url: str.required(),
       }),
-      response: envelope({ url: str, status_code: int.allow(null), final_url: str }),
-      handler: async ({ page, body }) => ({
-        ...(await navigate(page, body.url as string, navigator.slowmoMs)),
+      handler: async ({ page, call, body }) => ({
+        ...(await navigate(page, call, body.url, navigator.slowmoMs)),
       }),
-    },
-    {
+    }),
+    route({
       name: 'extract-content',
       method: 'post',
       path: `${P}/:page_id/extract-content`,
@@ -116,10 +143,16 @@ export function opsRoutes(navigator: Navigator): RouteDef[] {
       tag: 'Ops',
       summary: 'Full HTML and title of the page',
       page: 'leased',
-      response: envelope({ url: str, title: str.allow(''), content: str, content_length: int }),
-      handler: async ({ page }) => ({ ...(await extractContent(page)) }),
-    },
-    {
+      hold: {},
+      response: envelope({
+        url: str.required(),
+        title: str.allow('').required(),
+        content: str.allow('').required(),
+        content_length: int.required(),
+      }),
+      handler: async ({ page, call }) => ({ ...(await extractContent(page, call)) }),
+    }),
+    route({
       name: 'screenshot',
       method: 'get',
       path: `${P}/:page_id/screenshot`,
@@ -127,11 +160,16 @@ export function opsRoutes(navigator: Navigator): RouteDef[] {
       tag: 'Ops',
       summary: 'PNG of the viewport (base64); with full=true also the whole page',
       page: 'leased',
-      query: Joi.object({
-        full: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
+      hold: {},
+      query: Joi.object<{ full: boolean }, true>({ full: flag.default(false) }),
+      response: envelope({
+        screenshot: str.required(),
+        full_screenshot: str.allow(null).required(),
+        url: str.required(),
       }),
-      response: envelope({ screenshot: str, full_screenshot: str.allow(null), url: str }),
-      handler: async ({ page, query }) => ({ ...(await screenshot(page, query.full as boolean)) }),
-    },
+      handler: async ({ page, call, query }) => ({
+        ...(await screenshot(page, call, query.full)),
+      }),
+    }),
   ];
 }

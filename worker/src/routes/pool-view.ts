@@ -1,9 +1,10 @@
+import type { PageEntry, PoolStatus } from '@persona-browser/contracts';
 import type { LeaseTable } from '../browser/leases';
 import type { ManagedPage } from '../browser/managed-page';
 import type { Navigator } from '../browser/navigator';
 
 /** A page as SPEC's detailed pool status shows it: cached values only, never a browser call. */
-export function pageEntry(p: ManagedPage, leases: LeaseTable): Record<string, unknown> {
+export function pageEntry(p: ManagedPage, leases: LeaseTable): PageEntry {
   const state = p.state;
   return {
     page_id: p.id,
@@ -23,7 +24,7 @@ export function pageEntry(p: ManagedPage, leases: LeaseTable): Record<string, un
 }
 
 /** SPEC's pool status; 500 (NotInitialized) while the navigator is down. */
-export function poolStatus(navigator: Navigator): Record<string, unknown> {
+export function poolStatus(navigator: Navigator): PoolStatus {
   const pool = navigator.requirePool();
   return {
     total_pages: pool.size,

@@ -1,152 +1,229 @@
 import Joi from 'joi';
-import type { Navigator } from '../browser/navigator';
-import type { RouteContext, RouteDef } from '../http/route';
+import type { ManagedPage } from '../browser/managed-page';
+import { planBudgetMs } from '../browser/timing';
+import { BadRequest } from '../errors';
+import type { AnyRoute, Body, RouteContext, RouteDef } from '../http/route';
+import { route } from '../http/route';
 import { envelope } from '../http/schemas';
-import * as act from '../human/primitives';
+import { Gestures } from '../human/gestures';
+import { scrollPlanMs, typingPlanMs } from '../human/plan-duration';
 
 const P = '/api/v1/primitive';
 const str = Joi.string();
 const num = Joi.number();
-const point = Joi.object({ x: num, y: num });
-const box = Joi.object({ x: num, y: num, width: num, height: num }).allow(null);
+const point = Joi.object({ x: num.required(), y: num.required() });
+const box = Joi.object({
+  x: num.required(),
+  y: num.required(),
+  width: num.required(),
+  height: num.required(),
+}).allow(null);
 
 export const MAX_TYPED_CHARS = 10_000;
 export const MAX_ZOOM = 5;
 
-const selectorBody = Joi.object({
+const selectorBody = Joi.object<{ selector: string }, true>({
   selector: str.min(1).required().description('CSS selector'),
 });
-const positionBody = Joi.object({
+interface PointBody {
+  x: number;
+  y: number;
+}
+const positionBody = Joi.object<PointBody, true>({
   x: num.required().description('viewport x, CSS pixels'),
   y: num.required().description('viewport y, CSS pixels'),
 });
 
-type Handler = (ctx: RouteContext, slowmo: number) => Promise<Record<string, unknown>>;
-
-function primitive(
-  name: string,
-  summary: string,
-  body: Joi.ObjectSchema | undefined,
-  fields: Record<string, Joi.Schema>,
-  handler: Handler,
-  navigator: Navigator,
-): RouteDef {
-  return {
-    name,
+/**
+ * One primitive: its page held (lock, deadline, brought to the front, slowmo pause after) by
+ * the route, the gesture itself from Gestures, and the page URL after it.
+ */
+function primitive<B>(
+  def: Pick<RouteDef<B>, 'name' | 'summary' | 'body' | 'description'> & {
+    fields: Record<string, Joi.Schema>;
+    /** Reading calls neither bring the page forward nor pause for slowmo. */
+    reads?: boolean;
+    /** Navigation-like: shows `loading` and brings a crashed or stuck page back. */
+    navigates?: boolean;
+    run: (g: Gestures, ctx: RouteContext<B, Body>) => Promise<object>;
+  },
+): AnyRoute {
+  return route<B>({
+    name: def.name,
     method: 'post',
-    path: `${P}/:page_id/${name}`,
+    path: `${P}/:page_id/${def.name}`,
     auth: true,
     tag: 'Primitive',
-    summary,
+    summary: def.summary,
+    description: def.description,
     page: 'leased',
-    body,
-    response: envelope({ url: str, ...fields }),
-    handler: (ctx) => handler(ctx, navigator.slowmoMs),
-  };
+    hold: { gesture: !def.reads, navigation: def.navigates },
+    body: def.body,
+    response: envelope({ url: str.required(), ...def.fields }),
+    handler: async (ctx) => {
+      const out = await def.run(new Gestures(ctx.page, ctx.call), ctx);
+      return { url: ctx.page.url, ...out };
+    },
+  });
 }
 
-const pointOf = (b: Record<string, unknown>) => ({ x: b.x as number, y: b.y as number });
+/** A plan that could not finish by the call's deadline is refused before it touches the page. */
+function refuseLongPlan(what: string, ms: number, hint: string, page: ManagedPage): void {
+  const budget = planBudgetMs(page.timing);
+  if (ms <= budget) return;
+  throw new BadRequest(
+    `${what} would take about ${Math.ceil(ms / 1000)} s; one call may take at most ` +
+      `${budget / 1000} s: ${hint}`,
+    page.id,
+  );
+}
 
-export function primitiveRoutes(navigator: Navigator): RouteDef[] {
-  const r = (...a: Parameters<typeof primitive> extends [...infer H, Navigator] ? H : never) =>
-    primitive(...a, navigator);
+const required = <T extends Joi.Schema>(s: T): T => s.required() as T;
+
+export function primitiveRoutes(): AnyRoute[] {
   return [
-    r(
-      'click-element',
-      'Move along a curved path to the element and click it',
-      selectorBody,
-      { selector: str, position: point },
-      ({ page, body }, s) => act.clickElement(page, body.selector as string, s),
-    ),
-    r(
-      'click-position',
-      'Move to a viewport point and click',
-      positionBody,
-      { position: point },
-      ({ page, body }, s) => act.clickPosition(page, pointOf(body), s),
-    ),
-    r(
-      'hover-element',
-      'Move onto the element without clicking',
-      selectorBody,
-      { selector: str, position: point },
-      ({ page, body }, s) => act.hoverElement(page, body.selector as string, s),
-    ),
-    r(
-      'hover-position',
-      'Move to a viewport point without clicking',
-      positionBody,
-      { position: point },
-      ({ page, body }, s) => act.hoverPosition(page, pointOf(body), s),
-    ),
-    r(
-      'check-visible',
-      'Whether the element is on screen, wholly or in part, and where',
-      selectorBody,
-      {
-        selector: str,
-        found: Joi.boolean(),
-        visible: Joi.boolean(),
-        fully_visible: Joi.boolean(),
-        bounding_box: box,
-        intersection: box,
-        viewport: Joi.object({ width: num, height: num }),
+    primitive({
+      name: 'click-element',
+      summary: 'Move along a curved path to the element and click it',
+      body: selectorBody,
+      fields: { selector: str.required(), position: required(point) },
+      run: (g, { body }) => g.click(body.selector),
+    }),
+    primitive({
+      name: 'click-position',
+      summary: 'Move to a viewport point and click',
+      body: positionBody,
+      fields: { position: required(point) },
+      run: (g, { body }) => g.clickAt(body),
+    }),
+    primitive({
+      name: 'hover-element',
+      summary: 'Move onto the element without clicking',
+      body: selectorBody,
+      fields: { selector: str.required(), position: required(point) },
+      run: (g, { body }) => g.hover(body.selector),
+    }),
+    primitive({
+      name: 'hover-position',
+      summary: 'Move to a viewport point without clicking',
+      body: positionBody,
+      fields: { position: required(point) },
+      run: (g, { body }) => g.hoverAt(body),
+    }),
+    primitive({
+      name: 'check-visible',
+      summary: 'Whether the element is on screen, wholly or in part, and where',
+      body: selectorBody,
+      reads: true,
+      fields: {
+        selector: str.required(),
+        found: Joi.boolean().required(),
+        visible: Joi.boolean().required(),
+        fully_visible: Joi.boolean().required(),
+        bounding_box: box.required(),
+        intersection: box.required(),
+        viewport: Joi.object({ width: num.required(), height: num.required() }).required(),
       },
-      ({ page, body }) => act.checkVisible(page, body.selector as string),
-    ),
-    r(
-      'scroll-page',
-      'Wheel-scroll by about `distance` px (negative scrolls up) where the pointer is',
-      Joi.object({
+      run: async (g, { body }) => ({
+        selector: body.selector,
+        ...(await g.checkVisible(body.selector)),
+      }),
+    }),
+    primitive({
+      name: 'scroll-page',
+      summary: 'Wheel-scroll by about `distance` px (negative scrolls up) where the pointer is',
+      description:
+        'A scroll whose wheel plan could not finish within the call deadline (96 s by default) ' +
+        'is refused with 400 before the wheel turns.',
+      body: Joi.object<{ distance: number }, true>({
         distance: num
           .min(-100_000)
           .max(100_000)
           .default(1000)
           .description('pixels; negative scrolls up'),
       }),
-      { scrolled_distance: num },
-      ({ page, body }, s) => act.scrollPage(page, body.distance as number, s),
-    ),
-    r(
-      'type-text',
-      'Type into the focused element, key by key, with corrected typos',
-      Joi.object({ text: str.allow('').max(MAX_TYPED_CHARS).required() }),
-      { text_length: num.integer(), chars_typed: num.integer(), typos_made: num.integer() },
-      ({ page, body }, s) => act.typeText(page, body.text as string, s),
-    ),
-    r(
-      'paste-text',
-      'Paste into the focused element through the clipboard (Ctrl+V)',
-      Joi.object({ text: str.allow('').required() }),
-      { text_length: num.integer(), fumbled: Joi.boolean(), delay_before_ms: num.integer() },
-      ({ page, body }, s) => act.pasteText(page, body.text as string, s),
-    ),
-    r('press-enter', 'Press Enter on the focused element', undefined, { key: str }, ({ page }, s) =>
-      act.pressEnter(page, s),
-    ),
-    r(
-      'press-tab',
-      'Press Tab (Shift+Tab with `with_shift`) to move focus',
-      Joi.object({ with_shift: Joi.boolean().default(false) }),
-      { key: str },
-      ({ page, body }, s) => act.pressTab(page, body.with_shift as boolean, s),
-    ),
-    r(
-      'reload-page',
-      'Press F5: a full reload',
-      undefined,
-      { key: str, status_code: num.integer().allow(null) },
-      ({ page }, s) => act.reloadPage(page, s),
-    ),
-    r(
-      'zoom-page',
-      'Pinch-zoom around (x, y) to `zoom_level` (1 = 100 %)',
-      positionBody.keys({ zoom_level: num.min(1).max(MAX_ZOOM).default(1) }),
-      { zoom_level: num, position: point },
-      ({ page, body }, s) => act.zoomPage(page, pointOf(body), body.zoom_level as number, s),
-    ),
-    r('reset-zoom', 'Back to 100 % zoom', undefined, { zoom_level: num }, ({ page }, s) =>
-      act.resetZoom(page, s),
-    ),
+      fields: { scrolled_distance: num.required() },
+      run: (g, { body, page }) => {
+        const plan = g.planScroll(body.distance);
+        refuseLongPlan('This scroll', scrollPlanMs(plan), 'scroll in several calls', page);
+        return g.scroll(body.distance, plan);
+      },
+    }),
+    primitive({
+      name: 'type-text',
+      summary: 'Type into the focused element, key by key, with corrected typos',
+      description:
+        "Typing runs at a person's pace (about 4 keys a second); a text whose typing plan could " +
+        'not finish within the call deadline (96 s by default, roughly 350 characters) is ' +
+        'refused with 400 before any key is sent: split it, or use paste-text.',
+      body: Joi.object<{ text: string }, true>({
+        text: str.allow('').max(MAX_TYPED_CHARS).required(),
+      }),
+      fields: {
+        text_length: num.integer().required(),
+        chars_typed: num.integer().required(),
+        typos_made: num.integer().required(),
+      },
+      run: (g, { body, page }) => {
+        const plan = g.planTyping(body.text);
+        refuseLongPlan(
+          `Typing ${Array.from(body.text).length} characters`,
+          typingPlanMs(plan),
+          'split the text over several calls, or use paste-text',
+          page,
+        );
+        return g.type(body.text, plan);
+      },
+    }),
+    primitive({
+      name: 'paste-text',
+      summary: 'Paste into the focused element through the clipboard (Ctrl+V)',
+      body: Joi.object<{ text: string }, true>({ text: str.allow('').required() }),
+      fields: {
+        text_length: num.integer().required(),
+        fumbled: Joi.boolean().required(),
+        delay_before_ms: num.integer().required(),
+      },
+      run: (g, { body }) => g.paste(body.text),
+    }),
+    primitive({
+      name: 'press-enter',
+      summary: 'Press Enter on the focused element',
+      fields: { key: str.required() },
+      run: (g) => g.pressEnter(),
+    }),
+    primitive({
+      name: 'press-tab',
+      summary: 'Press Tab (Shift+Tab with `with_shift`) to move focus',
+      body: Joi.object<{ with_shift: boolean }, true>({
+        with_shift: Joi.boolean().default(false),
+      }),
+      fields: { key: str.required() },
+      run: (g, { body }) => g.pressTab(body.with_shift),
+    }),
+    primitive({
+      name: 'reload-page',
+      summary: 'Press F5: a full reload',
+      navigates: true,
+      fields: { key: str.required(), status_code: num.integer().allow(null).required() },
+      run: (g) => g.reload(),
+    }),
+    primitive({
+      name: 'zoom-page',
+      summary: 'Pinch-zoom around (x, y) to `zoom_level` (1 = 100 %)',
+      body: Joi.object<PointBody & { zoom_level: number }, true>({
+        x: num.required().description('viewport x, CSS pixels'),
+        y: num.required().description('viewport y, CSS pixels'),
+        zoom_level: num.min(1).max(MAX_ZOOM).default(1),
+      }),
+      fields: { zoom_level: num.required(), position: required(point) },
+      run: (g, { body }) => g.zoom({ x: body.x, y: body.y }, body.zoom_level),
+    }),
+    primitive({
+      name: 'reset-zoom',
+      summary: 'Back to 100 % zoom',
+      fields: { zoom_level: num.required() },
+      run: (g) => g.resetZoom(),
+    }),
   ];
 }

@@ -1,10 +1,19 @@
-import Joi from 'joi';
+import type { ValidationResult } from 'joi';
+import type { CommitInfo, MetricsBody, PingResult } from '@persona-browser/contracts';
+import {
+  SYSTEM_PATHS,
+  WAKER_METRICS_PATH,
+  metricsBodySchema,
+  navigatorStatusSchema,
+  pingSchema,
+  poolStatusSchema,
+} from '@persona-browser/contracts';
 import type { Navigator } from '../browser/navigator';
 import { NotFound } from '../errors';
-import type { RouteDef } from '../http/route';
+import type { AnyRoute } from '../http/route';
+import { route } from '../http/route';
 import { envelope, messageResponse } from '../http/schemas';
 import type { RequestTracker } from '../http/request-tracker';
-import type { CommitInfo } from '@persona-browser/contracts';
 import type { ProxyErrors } from '../system-info';
 import { touchUpdateTrigger } from '../system-info';
 import { about, sleep } from '../util';
@@ -24,82 +33,61 @@ export interface SystemDeps {
 
 export const PING_DELAY_MS = 2_000;
 const P = '/api/v1/system';
-const num = Joi.number();
+const metricsFields = Object.fromEntries(
+  ['interval_s', 'window_s', 'samples'].map((k) => [k, metricsBodySchema.extract(k)]),
+);
 
-const navigatorStatus = Joi.object({
-  initialized: Joi.boolean(),
-  browser_context_active: Joi.boolean(),
-  page_pool_active: Joi.boolean(),
-  max_pages: Joi.number().integer(),
-  slowmo: Joi.number().integer(),
-  page_count: Joi.number().integer().allow(null),
-  available_pages: Joi.number().integer().allow(null),
-}).label('NavigatorStatus');
-
-export function systemRoutes(d: SystemDeps): RouteDef[] {
+export function systemRoutes(d: SystemDeps): AnyRoute[] {
   return [
-    {
+    route({
       name: 'ping',
       method: 'get',
-      path: `${P}/ping`,
+      path: SYSTEM_PATHS.ping,
       auth: false,
       tag: 'System',
       summary: 'Health check (answers after about 2 s)',
-      response: Joi.object({
-        pong: num.integer(),
-        status: Joi.string().valid('alive'),
-        commit: Joi.object({ hash: Joi.string(), subject: Joi.string(), date: Joi.string() }).allow(
-          null,
-        ),
-        persona: Joi.string().allow(null),
-        activity: Joi.object({ in_flight: num.integer(), idle_seconds: num.integer().allow(null) }),
-        proxy_errors: num.integer().allow(null),
-      }).label('Ping'),
+      response: pingSchema,
       raw: true,
       handler: async ({ res }) => {
         await sleep(about(PING_DELAY_MS));
-        res.json({
+        const ping: PingResult = {
           pong: Date.now(),
           status: 'alive',
           commit: await d.commit(),
           persona: d.persona,
           activity: d.tracker.activity(),
           proxy_errors: d.proxyErrors.value(),
-        });
+        };
+        res.json(ping);
       },
-    },
-    {
+    }),
+    route({
       name: 'status',
       method: 'get',
-      path: `${P}/status`,
+      path: SYSTEM_PATHS.status,
       auth: false,
       tag: 'System',
       summary: 'Navigator status',
-      response: navigatorStatus,
+      response: navigatorStatusSchema,
       raw: true,
       handler: async ({ res }) => {
         res.json(d.navigator.status());
       },
-    },
-    {
+    }),
+    route({
       name: 'status-pages',
       method: 'get',
-      path: `${P}/status/pages`,
+      path: SYSTEM_PATHS.pages,
       auth: false,
       tag: 'System',
       summary: 'Pool status with every page (500 when the navigator is not initialized)',
-      response: Joi.object({
-        total_pages: num.integer(),
-        max_pages: num.integer(),
-        status_by_state: Joi.object().pattern(Joi.string(), num.integer()),
-        pages: Joi.array().items(Joi.object().label('PageEntry')),
-      }).label('PoolStatus'),
+      response: poolStatusSchema,
       raw: true,
       handler: async ({ res }) => {
         res.json(poolStatus(d.navigator));
       },
-    },
-    {
+    }),
+    route({
       name: 'start',
       method: 'get',
       path: `${P}/start`,
@@ -111,8 +99,8 @@ export function systemRoutes(d: SystemDeps): RouteDef[] {
         await d.navigator.start();
         return { message: 'Navigator started' };
       },
-    },
-    {
+    }),
+    route({
       name: 'stop',
       method: 'get',
       path: `${P}/stop`,
@@ -124,8 +112,8 @@ export function systemRoutes(d: SystemDeps): RouteDef[] {
         await d.navigator.stop();
         return { message: 'Navigator stopped' };
       },
-    },
-    {
+    }),
+    route({
       name: 'kill',
       method: 'get',
       path: `${P}/kill`,
@@ -138,8 +126,8 @@ export function systemRoutes(d: SystemDeps): RouteDef[] {
         res.on('finish', d.shutdown);
         res.json({ success: true, page_id: null, message: 'Shutting down' });
       },
-    },
-    {
+    }),
+    route({
       name: 'update',
       method: 'get',
       path: `${P}/update`,
@@ -151,28 +139,34 @@ export function systemRoutes(d: SystemDeps): RouteDef[] {
         touchUpdateTrigger(d.repoRoot);
         return { message: 'Update requested (.update-trigger touched)' };
       },
-    },
-    {
+    }),
+    route({
       name: 'metrics',
       method: 'get',
-      path: `${P}/metrics`,
+      path: SYSTEM_PATHS.metrics,
       auth: true,
       tag: 'System',
       summary: 'Host and persona samples from the waker (404 when the waker is not running)',
-      response: envelope({ interval_s: num, window_s: num, samples: Joi.array() }),
+      response: envelope(metricsFields),
       handler: async () => {
-        let body: Record<string, unknown>;
+        let body: unknown;
         try {
-          const res = await fetch(`${d.wakerUrl}/api/metrics`, {
+          const res = await fetch(`${d.wakerUrl}${WAKER_METRICS_PATH}`, {
             signal: AbortSignal.timeout(3_000),
           });
           if (!res.ok) throw new Error(`waker answered ${res.status}`);
-          body = (await res.json()) as Record<string, unknown>;
+          body = await res.json();
         } catch {
           throw new NotFound(`Metrics unavailable: the waker is not running at ${d.wakerUrl}`);
         }
-        return { interval_s: body.interval_s, window_s: body.window_s, samples: body.samples };
+        const checked: ValidationResult<MetricsBody> = metricsBodySchema.validate(body, {
+          stripUnknown: true,
+        });
+        if (checked.error) {
+          throw new NotFound(`Metrics unavailable: the waker answered ${checked.error.message}`);
+        }
+        return { ...checked.value };
       },
-    },
+    }),
   ];
 }

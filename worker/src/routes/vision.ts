@@ -1,7 +1,7 @@
 import Joi from 'joi';
-import type { Navigator } from '../browser/navigator';
 import { BrowserFailure } from '../errors';
-import type { RouteDef } from '../http/route';
+import type { AnyRoute } from '../http/route';
+import { route } from '../http/route';
 import { envelope } from '../http/schemas';
 import type { VisionClient } from '../vision/client';
 import { VisionError } from '../vision/client';
@@ -10,9 +10,9 @@ import { viewportShot } from '../vision/viewport-shot';
 const P = '/api/v1/ops';
 const num = Joi.number();
 
-export function visionRoutes(_navigator: Navigator, vision: VisionClient): RouteDef[] {
+export function visionRoutes(vision: VisionClient): AnyRoute[] {
   return [
-    {
+    route({
       name: 'search-object',
       method: 'post',
       path: `${P}/:page_id/search-object`,
@@ -26,7 +26,7 @@ export function visionRoutes(_navigator: Navigator, vision: VisionClient): Route
         'VISION_API_KEY_GRATIS or VISION_API_KEY_PAGA in the server environment; vision failures ' +
         'answer `success: false` with the cause in `error`.',
       page: 'leased',
-      body: Joi.object({
+      body: Joi.object<{ description: string }, true>({
         description: Joi.string()
           .trim()
           .min(1)
@@ -35,23 +35,27 @@ export function visionRoutes(_navigator: Navigator, vision: VisionClient): Route
           .description('what to look for, in words, such as "the blue Sign in button"'),
       }),
       response: envelope({
-        description: Joi.string(),
+        description: Joi.string().required(),
         bounding_box: Joi.array()
           .items(num)
           .length(4)
+          .required()
           .description('[x1, y1, x2, y2]: left, top, right, bottom in viewport CSS pixels'),
-        center_x: num,
-        center_y: num,
-        tokens_used: Joi.number().integer().description('input plus output tokens of the call'),
-        costs_usd: num.description('tokens priced per VISION_PRICE_*_PER_MTOK'),
-        duration_seconds: num.description('time spent asking the vision service'),
+        center_x: num.required(),
+        center_y: num.required(),
+        tokens_used: Joi.number()
+          .integer()
+          .required()
+          .description('input plus output tokens of the call'),
+        costs_usd: num.required().description('tokens priced per VISION_PRICE_*_PER_MTOK'),
+        duration_seconds: num.required().description('time spent asking the vision service'),
       }),
-      handler: async ({ page, body }) => {
-        const description = body.description as string;
+      handler: async ({ page, body, hold }) => {
+        const description = body.description;
         try {
           vision.assertConfigured();
-          // The lock covers the screenshot only: the page is free while the model thinks.
-          const shot = await viewportShot(page, 'search-object');
+          // The page is held for the screenshot only: it is free while the model thinks.
+          const shot = await hold('search-object', {}, (call) => viewportShot(page, call));
           const found = await vision.locate(shot.png, description, shot.viewport);
           return {
             description,
@@ -69,6 +73,6 @@ export function visionRoutes(_navigator: Navigator, vision: VisionClient): Route
           throw err;
         }
       },
-    },
+    }),
   ];
 }

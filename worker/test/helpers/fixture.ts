@@ -93,6 +93,15 @@ export async function startFixture(): Promise<Fixture> {
             '<script>setTimeout(() => { for (;;) {} }, 300)</script>',
           ),
         );
+      case '/freeze-on-click':
+        // The renderer stops answering when the button is pressed.
+        return html(
+          200,
+          page(
+            'Freeze on click',
+            '<button id="freeze" style="position:absolute;left:200px;top:200px;width:200px;height:80px" onmousedown="for (;;) {}">freeze</button>',
+          ),
+        );
       default:
         return html(404, page('Unknown', `<p>no fixture at ${url.pathname}</p>`));
     }

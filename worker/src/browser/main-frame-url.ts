@@ -1,0 +1,44 @@
+import type { CDPSession, Protocol } from 'puppeteer-core';
+
+/**
+ * The URL of a page's main frame, followed from the page's own session. Puppeteer's
+ * `page.url()` is not enough: after a prerendered page is activated it goes on reporting the
+ * page that was left.
+ */
+export class MainFrameUrl {
+  private url: string | null = null;
+  private frameId: string | null = null;
+  private session: CDPSession | null = null;
+
+  private readonly onNavigated = (e: Protocol.Page.FrameNavigatedEvent): void => {
+    if (e.frame.parentId) return;
+    this.frameId = e.frame.id;
+    this.url = e.frame.url + (e.frame.urlFragment ?? '');
+  };
+
+  private readonly onSameDocument = (e: Protocol.Page.NavigatedWithinDocumentEvent): void => {
+    if (e.frameId === this.frameId) this.url = e.url;
+  };
+
+  /** Listens on `session` from now on, and reads where its main frame is. */
+  follow(session: CDPSession): void {
+    this.session?.off('Page.frameNavigated', this.onNavigated);
+    this.session?.off('Page.navigatedWithinDocument', this.onSameDocument);
+    this.session = session;
+    session.on('Page.frameNavigated', this.onNavigated);
+    session.on('Page.navigatedWithinDocument', this.onSameDocument);
+    session.send('Page.getFrameTree').then(
+      ({ frameTree }) => {
+        if (this.session !== session) return;
+        this.frameId = frameTree.frame.id;
+        this.url = frameTree.frame.url + (frameTree.frame.urlFragment ?? '');
+      },
+      () => undefined,
+    );
+  }
+
+  /** The last URL seen, or null before the first answer. */
+  get current(): string | null {
+    return this.url;
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * The waits of a page call, in one place. SPEC fixes the defaults (a call waits 30 s for its
+ * page before 409; a navigation gives up at 60 s with 408); the settings LOCK_WAIT_SECONDS,
+ * NAVIGATION_TIMEOUT_SECONDS and CALL_DEADLINE_SECONDS change them for a slow machine, and let
+ * tests measure the rules without waiting out a minute.
+ */
+export interface PageTiming {
+  /** How long a call waits for the page's previous call before answering 409. */
+  lockWaitMs: number;
+  /** How long a call may work once it holds its page (navigate and reload excepted). */
+  callDeadlineMs: number;
+  /** How long a navigation may take before 408. */
+  navigationTimeoutMs: number;
+}
+
+export const DEFAULT_TIMING: PageTiming = {
+  lockWaitMs: 30_000,
+  callDeadlineMs: 120_000,
+  navigationTimeoutMs: 60_000,
+};
+
+/** The pause a navigate call makes before it starts, like a person reaching for the address bar. */
+export const PRE_NAVIGATION_DELAY_MS = 2_000;
+
+/** A navigate or reload call may hold its page for the pause, the navigation and a margin. */
+export const navigationDeadlineMs = (t: PageTiming): number =>
+  PRE_NAVIGATION_DELAY_MS * 1.1 + t.navigationTimeoutMs + 8_000;
+
+/**
+ * A typing or scrolling plan is refused up front (400) when it would take longer than this:
+ * the call's deadline less room for the approach, the slowmo pause and the answer.
+ */
+export const planBudgetMs = (t: PageTiming): number => Math.floor(t.callDeadlineMs * 0.8);

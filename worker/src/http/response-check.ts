@@ -1,0 +1,76 @@
+import type { RequestHandler, Response } from 'express';
+import type Joi from 'joi';
+import type { Logger } from '../log/logger';
+import { authError, errorEnvelope } from './schemas';
+
+/**
+ * Under VALIDATE_RESPONSES (the test suite sets it), every JSON body the worker sends is checked
+ * against the schema the OpenAPI document declares for it: a route's `response` for a success,
+ * SPEC's error envelope or the `{detail}` auth body otherwise. A body that does not match is
+ * logged and replaced by a 500, so a test fails the moment the served document and what is sent
+ * drift apart.
+ */
+export class ResponseCheck {
+  constructor(private readonly logger: Logger) {}
+
+  /** The schema a body sent with `status` must match, given the route's success schema. */
+  static schemaFor(
+    status: number,
+    body: unknown,
+    success: Joi.Schema | undefined,
+  ): Joi.Schema | undefined {
+    const b = body as { success?: unknown; detail?: unknown } | null;
+    if (status === 200 && b?.success !== false) return success;
+    if (b && typeof b === 'object' && 'detail' in b) return authError;
+    return errorEnvelope;
+  }
+
+  /** Returns the reason `body` does not match, or null. */
+  static mismatch(schema: Joi.Schema | undefined, body: unknown): string | null {
+    if (!schema) return 'no response schema is declared for it';
+    const { error } = schema.validate(body, { abortEarly: true, convert: false });
+    return error ? error.message : null;
+  }
+
+  /**
+   * The app-level middleware for /api/: wraps res.json before any route or error handler runs,
+   * so errors raised before a route matched (bad JSON, unknown routes) are checked too.
+   */
+  middleware(): RequestHandler {
+    return (req, res, next) => {
+      if (req.path.toLowerCase().startsWith('/api/')) this.watch(res, req.path);
+      next();
+    };
+  }
+
+  /** Tells the check which success schema the matched route declares. */
+  static declare(res: Response, schema: Joi.Schema | undefined): void {
+    Object.assign(res.locals, { route: { response: schema } });
+  }
+
+  private watch(res: Response, path: string): void {
+    const json = res.json.bind(res);
+    res.json = (body: unknown) => {
+      const route = (res.locals as { route?: { response?: Joi.Schema } }).route;
+      const success = res.statusCode === 200 && (body as { success?: unknown })?.success !== false;
+      // A success of something that is not a route of a table (the OpenAPI document) is not ours
+      // to check; its errors still are.
+      if (success && !route) return json(body);
+      const schema = ResponseCheck.schemaFor(res.statusCode, body, route?.response);
+      const why = ResponseCheck.mismatch(schema, body);
+      if (why === null) return json(body);
+      this.logger.error('response does not match its declared schema', {
+        path,
+        status: res.statusCode,
+        why,
+      });
+      const pageId = (body as { page_id?: unknown } | null)?.page_id;
+      res.status(500);
+      return json({
+        success: false,
+        error: `Response did not match its declared schema: ${why}`,
+        page_id: typeof pageId === 'string' ? pageId : null,
+      });
+    };
+  }
+}

@@ -1,0 +1,106 @@
+import type { ManagedPage } from '../src/browser/managed-page';
+import { Gestures } from '../src/human/gestures';
+import { createLogger } from '../src/log/logger';
+import type { Fixture } from './helpers/fixture';
+import { startFixture } from './helpers/fixture';
+import type { InProcessBrowser } from './helpers/in-process';
+import { startInProcessBrowser } from './helpers/in-process';
+
+/**
+ * A gesture stopped by its call's deadline stops at once and hands the page back usable: no
+ * key or mouse button is left held down, and the page's lock is free for the next call.
+ */
+
+let browser: InProcessBrowser;
+let site: Fixture;
+let mp: ManagedPage;
+
+beforeAll(async () => {
+  site = await startFixture();
+  browser = await startInProcessBrowser(createLogger([], 'error'));
+  mp = await browser.navigator.requirePool().create('p');
+});
+afterAll(async () => {
+  await browser?.close();
+  await site?.close();
+});
+
+async function load(query = ''): Promise<void> {
+  await mp.page.goto(`${site.url}/input${query}`, { waitUntil: 'domcontentloaded' });
+  // Key releases too, which the page's own log leaves out.
+  await mp.page.evaluate(() => {
+    const w = window as unknown as { __ups: string[] };
+    w.__ups = [];
+    addEventListener('keyup', (e) => w.__ups.push(e.key), true);
+  });
+}
+
+const read = <T>(expr: string): Promise<T> => mp.page.evaluate(expr) as Promise<T>;
+
+test('typing stopped at its deadline lets go of Shift; the field keeps what was typed; the page works on', async () => {
+  await load();
+  const text = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.repeat(2);
+  await mp.run('type-text', { deadlineMs: 60_000 }, (call) =>
+    new Gestures(mp, call).click('#name'),
+  );
+  const started = performance.now();
+  const typing = mp.run('type-text', { deadlineMs: 1_500 }, (call) =>
+    new Gestures(mp, call).type(text),
+  );
+  await expect(typing).rejects.toThrow(/stopped at its deadline/);
+  // It stopped at the deadline, not when the typing would have ended (about 12 s).
+  expect(performance.now() - started).toBeLessThan(3_000);
+  await new Promise((r) => setTimeout(r, 300));
+  const downs = await read<Array<{ key: string }>>('__log.keys');
+  const ups = await read<string[]>('__ups');
+  const count = (xs: string[], k: string): number => xs.filter((x) => x === k).length;
+  expect(
+    count(
+      downs.map((d) => d.key),
+      'Shift',
+    ),
+  ).toBeGreaterThan(0);
+  expect(count(ups, 'Shift')).toBe(
+    count(
+      downs.map((d) => d.key),
+      'Shift',
+    ),
+  );
+  const typed = await read<string>("document.getElementById('name').value");
+  expect(typed.length).toBeGreaterThan(0);
+  expect(text.startsWith(typed.replace(/[^A-Z]+$/, ''))).toBe(true);
+  // The lock is free and no modifier is stuck: the next key is a plain lower-case one.
+  expect(mp.lock.locked).toBe(false);
+  await mp.run('press', {}, (call) => new Gestures(mp, call).type('x'));
+  const last = (await read<Array<{ key: string; shift: boolean }>>('__log.keys')).at(-1);
+  expect(last).toMatchObject({ key: 'x', shift: false });
+});
+
+test('a press stopped at its deadline is released: the mouse button is not left down', async () => {
+  await load();
+  // The page answers the press late (its handler is busy for 1.5 s): the deadline falls
+  // between the press and the release.
+  await mp.page.evaluate(() => {
+    document.getElementById('btn')?.addEventListener('mousedown', () => {
+      const until = performance.now() + 1_500;
+      while (performance.now() < until) {
+        /* busy */
+      }
+    });
+  });
+  const box = await read<{ x: number; y: number }>(
+    "(() => { const r = document.getElementById('btn').getBoundingClientRect(); return { x: r.left + r.width / 2, y: r.top + r.height / 2 }; })()",
+  );
+  await mp.run('hover', { deadlineMs: 60_000 }, (call) => new Gestures(mp, call).hoverAt(box));
+  const press = mp.run('click', { deadlineMs: 700 }, (call) => new Gestures(mp, call).clickAt(box));
+  await expect(press).rejects.toThrow(/stopped at its deadline/);
+  await new Promise((r) => setTimeout(r, 2_000));
+  const downs = await read<unknown[]>('__log.downs');
+  const ups = await read<unknown[]>('__log.ups');
+  expect(downs).toHaveLength(1);
+  expect(ups).toHaveLength(1);
+  // The next click is an ordinary one.
+  await mp.run('click', {}, (call) => new Gestures(mp, call).clickAt(box));
+  expect(await read<unknown[]>('__log.downs')).toHaveLength(2);
+  expect(await read<unknown[]>('__log.ups')).toHaveLength(2);
+});

@@ -1,0 +1,111 @@
+import type { Fixture } from './helpers/fixture';
+import { startFixture } from './helpers/fixture';
+import type { RunningWorker } from './helpers/worker';
+import { startWorker } from './helpers/worker';
+
+/**
+ * A page whose renderer hangs (a script that never yields) must not take the worker or the
+ * other pages with it: calls on it answer at once, a call caught in the hang stops within
+ * seconds, pages of the same site go on working, and a navigation brings the hung page back.
+ */
+
+type Body = Record<string, any>;
+let w: RunningWorker;
+let site: Fixture;
+
+beforeAll(async () => {
+  site = await startFixture();
+  w = await startWorker();
+  await w.waitInitialized();
+  for (const id of ['hung', 'same1', 'same2']) {
+    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: id } });
+  }
+  await w.call('POST', '/api/v1/ops/same1/navigate', { body: { url: `${site.url}/` } });
+  await w.call('POST', '/api/v1/ops/same2/navigate', { body: { url: `${site.url}/second` } });
+});
+afterAll(async () => {
+  await w?.stop();
+  await site?.close();
+});
+
+async function stateOf(id: string): Promise<string | undefined> {
+  const r = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
+  return (r.body.pages as Body[]).find((p) => p.page_id === id)?.state as string | undefined;
+}
+
+async function waitFor(id: string, state: string, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while ((await stateOf(id)) !== state) {
+    if (Date.now() > until) throw new Error(`${id} never became ${state}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const isPng = (b64: unknown): boolean =>
+  typeof b64 === 'string' && Buffer.from(b64, 'base64').subarray(1, 4).toString() === 'PNG';
+
+test('a call caught in the hang stops within seconds with a clear error, not at the protocol timeout', async () => {
+  await w.call('POST', '/api/v1/ops/hung/navigate', {
+    body: { url: `${site.url}/freeze-on-click` },
+  });
+  // The press hangs the renderer: the rest of the click can never be delivered.
+  const r = await w.call<Body>('POST', '/api/v1/primitive/hung/click-element', {
+    body: { selector: '#freeze' },
+  });
+  expect(r.status).toBe(200);
+  expect(r.body).toEqual({
+    success: false,
+    error: expect.stringMatching(/stuck/),
+    page_id: 'hung',
+  });
+  // Found stuck by the health probe (4 s without an answer, probed every 2 s).
+  expect(r.ms).toBeLessThan(15_000);
+  expect(await stateOf('hung')).toBe('stuck');
+});
+
+test('calls on a stuck page answer at once; pages of the same site keep working', async () => {
+  for (const [method, route] of [
+    ['POST', '/api/v1/ops/hung/extract-content'],
+    ['GET', '/api/v1/ops/hung/screenshot'],
+    ['POST', '/api/v1/primitive/hung/press-enter'],
+  ] as const) {
+    const r = await w.call<Body>(method, route);
+    expect({ route, status: r.status, body: r.body }).toEqual({
+      route,
+      status: 200,
+      body: { success: false, error: expect.stringMatching(/stuck/), page_id: 'hung' },
+    });
+    expect(r.ms).toBeLessThan(1_000);
+  }
+  for (const id of ['same1', 'same2']) {
+    const shot = await w.call<Body>('GET', `/api/v1/ops/${id}/screenshot`);
+    expect(shot.body.success).toBe(true);
+    expect(isPng(shot.body.screenshot)).toBe(true);
+    expect(shot.ms).toBeLessThan(5_000);
+    const read = await w.call<Body>('POST', `/api/v1/ops/${id}/extract-content`);
+    expect(read.body).toMatchObject({ success: true });
+    expect(read.ms).toBeLessThan(5_000);
+  }
+  expect(await stateOf('same1')).toBe('idle');
+  expect(await stateOf('same2')).toBe('idle');
+});
+
+test('a navigation stops the hung script and brings the page back', async () => {
+  await waitFor('hung', 'stuck', 15_000);
+  const back = await w.call<Body>('POST', '/api/v1/ops/hung/navigate', {
+    body: { url: `${site.url}/second` },
+  });
+  expect(back.body).toMatchObject({
+    success: true,
+    status_code: 200,
+    final_url: `${site.url}/second`,
+  });
+  await waitFor('hung', 'idle', 10_000);
+  const read = await w.call<Body>('POST', '/api/v1/ops/hung/extract-content');
+  expect(read.body).toMatchObject({ success: true, title: 'Second page' });
+  // The pointer was let go when the click was stopped: a new click on the page works.
+  const click = await w.call<Body>('POST', '/api/v1/primitive/hung/click-element', {
+    body: { selector: '#second' },
+  });
+  expect(click.body.success).toBe(true);
+});

@@ -1,0 +1,145 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
+import express from 'express';
+import winston from 'winston';
+import type { Navigator } from '../src/browser/navigator';
+import { Authenticator } from '../src/http/auth';
+import { errorHandler } from '../src/http/error-handler';
+import { ResponseCheck } from '../src/http/response-check';
+import type { AnyRoute } from '../src/http/route';
+import { mount, route } from '../src/http/route';
+import { envelope } from '../src/http/schemas';
+import { createLogger } from '../src/log/logger';
+import type { InProcessBrowser } from './helpers/in-process';
+import { startInProcessBrowser } from './helpers/in-process';
+
+/**
+ * The one error path of the route layer, in-process with a real browser behind the page: a
+ * programming error in a handler is a logged 500 in SPEC's envelope that shows no internals,
+ * while a failure of the browser itself stays a 200 with `success: false`.
+ */
+
+const KEY = 'route-errors-key';
+let browser: InProcessBrowser;
+let navigator: Navigator;
+let server: http.Server;
+let base: string;
+const logLines: Array<Record<string, unknown>> = [];
+
+const routes: AnyRoute[] = [
+  route({
+    name: 'bug',
+    method: 'post',
+    path: '/api/v1/test/:page_id/bug',
+    auth: true,
+    tag: 'Test',
+    summary: 'a handler with a programming error',
+    page: 'leased',
+    hold: {},
+    response: envelope({}),
+    handler: async () => {
+      const settings = undefined as unknown as { limit: number };
+      return { limit: settings.limit };
+    },
+  }),
+  route({
+    name: 'protocol',
+    method: 'post',
+    path: '/api/v1/test/:page_id/protocol',
+    auth: true,
+    tag: 'Test',
+    summary: 'the browser refuses a command',
+    page: 'leased',
+    hold: {},
+    response: envelope({}),
+    handler: async ({ page, call }) => {
+      await page.cdp(call, (s) => s.send('Page.navigate', { url: 'not a url at all' }));
+      return {};
+    },
+  }),
+  route({
+    name: 'bug-without-page',
+    method: 'get',
+    path: '/api/v1/test/bug',
+    auth: true,
+    tag: 'Test',
+    summary: 'a programming error outside any page',
+    response: envelope({}),
+    handler: async () => {
+      JSON.parse('{not json');
+      return {};
+    },
+  }),
+];
+
+beforeAll(async () => {
+  const logger = createLogger([KEY], 'info');
+  const stream = new PassThrough();
+  stream.on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n').filter(Boolean))
+      logLines.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  // The lines go to the test instead of the console.
+  for (const t of logger.transports) t.silent = true;
+  logger.add(new winston.transports.Stream({ stream }));
+  browser = await startInProcessBrowser(logger);
+  navigator = browser.navigator;
+  await navigator.requirePool().create('p');
+  const app = express();
+  app.use(new ResponseCheck(logger).middleware());
+  app.use(express.json());
+  const router = express.Router();
+  mount(router, routes, { navigator, auth: new Authenticator(KEY) });
+  app.use(router);
+  app.use(errorHandler(logger));
+  server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  await browser?.close();
+});
+
+async function call(method: string, route: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(base + route, { method, headers: { authorization: `Bearer ${KEY}` } });
+  return { status: res.status, body: await res.json() };
+}
+
+test('a programming error in a page handler is a logged 500 without internals; the page stays usable', async () => {
+  const r = await call('POST', '/api/v1/test/p/bug');
+  expect(r).toEqual({
+    status: 500,
+    body: { success: false, error: 'Internal server error', page_id: 'p' },
+  });
+  const logged = logLines.find((l) => l.message === 'unexpected error');
+  expect(logged).toMatchObject({ level: 'error', path: '/api/v1/test/p/bug' });
+  expect(JSON.stringify(logged)).toMatch(/Cannot read properties of undefined/);
+  // The page's lock was released: the next call on it runs.
+  const pool = navigator.requirePool();
+  expect(pool.get('p').lock.locked).toBe(false);
+  expect(pool.get('p').state).toBe('error');
+});
+
+test('a programming error outside any page is a logged 500 too', async () => {
+  logLines.length = 0;
+  const r = await call('GET', '/api/v1/test/bug');
+  expect(r).toEqual({
+    status: 500,
+    body: { success: false, error: 'Internal server error', page_id: null },
+  });
+  expect(logLines.find((l) => l.message === 'unexpected error')).toMatchObject({
+    path: '/api/v1/test/bug',
+  });
+});
+
+test('a command the browser refuses is a browser-level failure: 200, success false, not logged as a fault', async () => {
+  logLines.length = 0;
+  const r = await call('POST', '/api/v1/test/p/protocol');
+  expect(r.status).toBe(200);
+  expect(r.body).toEqual({ success: false, error: expect.stringMatching(/URL|url/), page_id: 'p' });
+  expect(logLines.filter((l) => l.level === 'error')).toEqual([]);
+});
