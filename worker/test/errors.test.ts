@@ -198,9 +198,10 @@ describe('unknown routes under /api', () => {
     ['PUT', '/api/v1/ops/create-page'],
     ['GET', '/api/v2/system/status'],
     ['GET', '/api'],
-  ])('%s %s: 404 envelope', async (method, route) => {
-    const r = await ctx.w.call<Body>(method, route);
+  ])('%s %s: 404 envelope naming the route as sent', async (method, route) => {
+    const r = await ctx.w.call<Body>(`${method}`, `${route}?with=query`);
     expectEnvelope(r, 404, null);
+    expect(r.body.error).toBe(`No route ${method} ${route}`);
   });
 });
 

@@ -5,7 +5,7 @@ import type { Fixture } from './helpers/fixture';
 import { startFixture } from './helpers/fixture';
 import { Observer } from './helpers/observer';
 import type { RunningWorker } from './helpers/worker';
-import { pidsMatching, startWorker } from './helpers/worker';
+import { alive, browserPids, startWorker, xvfbPid } from './helpers/worker';
 
 type Body = Record<string, any>;
 let site: Fixture;
@@ -16,13 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await site?.close();
 });
-
-const browserPids = (w: RunningWorker): number[] => pidsMatching(`--user-data-dir=${w.profileDir}`);
-function xvfbPid(w: RunningWorker): number {
-  const line = w.logs.find((l) => l.includes('virtual display started'));
-  return (JSON.parse(line as string) as { pid: number }).pid;
-}
-const alive = (pid: number): boolean => pidsMatching('').includes(pid);
 
 describe('navigator states', () => {
   let w: RunningWorker;

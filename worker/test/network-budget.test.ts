@@ -120,6 +120,8 @@ describe('budget', () => {
     const budget = 256 * 1024;
     const registry = new CaptureRegistry({ budgetBytes: budget });
     const mp = await capturedPage(registry, 'small');
+    // The capture listens on puppeteer's own session of the page, not on a second one.
+    expect(registry.get('small')?.session).toBe(mp.session);
     const count = 20_000;
     const run = await stream(registry, mp, count, 300, false);
     expect(run.samples).toBeGreaterThan(5);

@@ -221,6 +221,31 @@ describe('check-visible', () => {
 describe('keyboard', () => {
   beforeAll(() => open());
 
+  test('a text that could not be typed by the call deadline is refused up front, nothing typed', async () => {
+    await prim('click-element', { selector: '#name' });
+    await log("document.getElementById('name').value = ''");
+    const keysBefore = (await log<unknown[]>('__log.keys')).length;
+    // 10,000 characters at a person's pace: about 40 minutes of typing.
+    const r = await prim('type-text', { text: 'typing all day '.repeat(667).slice(0, 10_000) });
+    expect({ status: r.status, body: r.body }).toEqual({
+      status: 400,
+      body: {
+        success: false,
+        error: expect.stringMatching(
+          /^Typing 10000 characters would take about \d+ s; one call may take at most 96 s/,
+        ),
+        page_id: 'p',
+      },
+    });
+    expect((await log<unknown[]>('__log.keys')).length).toBe(keysBefore);
+    expect(await value('name')).toBe('');
+    const far = await prim('scroll-page', { distance: 100_000 });
+    expect(far.status).toBe(400);
+    expect(far.body.error).toMatch(
+      /^This scroll would take about \d+ s; one call may take at most 96 s/,
+    );
+  });
+
   test('type-text: the input holds exactly the text, Unicode included, typed key by key', async () => {
     await prim('click-element', { selector: '#name' });
     const text = 'Grüße aus Köln, 世界 👋 — "Quotes" & symbols: 100% OK! (fine) typing here';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Fixture } from './helpers/fixture';
 import { startFixture } from './helpers/fixture';
 import type { RunningWorker } from './helpers/worker';
-import { pidsMatching, startWorker } from './helpers/worker';
+import { alive, browserPids, startWorker, xvfbPid } from './helpers/worker';
 
 /**
  * A worker that dies outright (SIGKILL, the OOM killer, a power cut of its container) takes its
@@ -20,13 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await site?.close();
 });
-
-const browserPids = (w: RunningWorker): number[] => pidsMatching(`--user-data-dir=${w.profileDir}`);
-const xvfbPid = (w: RunningWorker): number => {
-  const line = w.logs.find((l) => l.includes('virtual display started'));
-  return (JSON.parse(line as string) as { pid: number }).pid;
-};
-const alive = (pid: number): boolean => pidsMatching('').includes(pid);
 
 async function gone(pids: number[], timeoutMs: number): Promise<number[]> {
   const until = Date.now() + timeoutMs;

@@ -8,28 +8,45 @@ import { diffs, fig, mean, sd, share, skewness } from './figures';
 
 const MODIFIERS = new Set(['Shift', 'Control', 'Alt', 'Meta', 'CapsLock']);
 
-export function typingFigures(log: readonly Recorded[], text: string, finalValue: string): Figures {
-  const seg = segments(log).find((s) => s.mark.label === 'typing');
-  const downs = (seg?.events ?? []).filter(
-    (e) => e.type === 'keydown' && !MODIFIERS.has(e.key ?? ''),
-  );
-  const gaps = diffs(downs.map((e) => e.ts));
-  const backspaces = downs.filter((e) => e.key === 'Backspace').length;
-  // One correction is a run of backspaces; a typo noticed late takes several.
-  let corrections = 0;
-  downs.forEach((e, i) => {
-    if (e.key === 'Backspace' && downs[i - 1]?.key !== 'Backspace') corrections++;
-  });
+/**
+ * Typing figures over every typing run of a recording (segments marked `typing:N`): key timing
+ * pooled over the runs, corrections and backspaces per run, and whether each run's field ended
+ * up holding exactly the text.
+ */
+export function typingFigures(
+  log: readonly Recorded[],
+  text: string,
+  finalValues: readonly string[],
+): Figures {
+  const runs = segments(log).filter((s) => s.mark.label.startsWith('typing'));
+  const gaps: number[] = [];
   const holds: number[] = [];
-  const open = new Map<string, number>();
-  for (const e of seg?.events ?? []) {
-    if (e.type === 'keydown') open.set(e.key ?? '', e.ts);
-    if (e.type === 'keyup' && open.has(e.key ?? '')) {
-      holds.push(e.ts - (open.get(e.key ?? '') as number));
-      open.delete(e.key ?? '');
+  const perHundred: number[] = [];
+  let backspaces = 0;
+  let corrections = 0;
+  for (const run of runs) {
+    const downs = run.events.filter((e) => e.type === 'keydown' && !MODIFIERS.has(e.key ?? ''));
+    gaps.push(...diffs(downs.map((e) => e.ts)));
+    const bs = downs.filter((e) => e.key === 'Backspace').length;
+    backspaces += bs;
+    perHundred.push((bs / text.length) * 100);
+    // One correction is a run of backspaces; a typo noticed late takes several.
+    downs.forEach((e, i) => {
+      if (e.key === 'Backspace' && downs[i - 1]?.key !== 'Backspace') corrections++;
+    });
+    const open = new Map<string, number>();
+    for (const e of run.events) {
+      if (e.type === 'keydown') open.set(e.key ?? '', e.ts);
+      if (e.type === 'keyup' && open.has(e.key ?? '')) {
+        holds.push(e.ts - (open.get(e.key ?? '') as number));
+        open.delete(e.key ?? '');
+      }
     }
   }
+  const chars = text.length * runs.length;
   const logGaps = gaps.filter((g) => g > 0).map(Math.log);
+  const inBand = perHundred.filter((x) => x >= 2 && x <= 6).length;
+  const exact = finalValues.filter((v) => v === text).length;
   return {
     key_dt_mean: fig(
       mean(gaps),
@@ -40,14 +57,21 @@ export function typingFigures(log: readonly Recorded[], text: string, finalValue
       `skew ${skewness(gaps).toFixed(2)}, of log ${skewness(logGaps).toFixed(2)} (log-normal: >0, ≈0)`,
     ),
     chars_per_typo: fig(
-      corrections ? text.length / corrections : Number.NaN,
-      `${corrections} corrections, ${backspaces} backspaces (${((backspaces / text.length) * 100).toFixed(1)} per 100 chars)`,
+      corrections ? chars / corrections : Number.NaN,
+      `${corrections} corrections, ${backspaces} backspaces in ${runs.length} calls of ${text.length} chars`,
     ),
-    bs_per_char: fig(backspaces / text.length, `${backspaces} backspaces`),
+    bs_per_100: fig(
+      chars ? (backspaces / chars) * 100 : Number.NaN,
+      `per call: ${perHundred.map((x) => x.toFixed(1)).join(', ')}`,
+    ),
+    bs_per_100_calls: fig(
+      runs.length ? (inBand / runs.length) * 100 : Number.NaN,
+      `${inBand} of ${runs.length} calls within 2–6, range ${Math.min(...perHundred).toFixed(1)}–${Math.max(...perHundred).toFixed(1)}`,
+    ),
     key_hold: fig(median(holds), `n=${holds.length}`),
     text_exact: fig(
-      finalValue === text ? 1 : 0,
-      `${finalValue.length}/${text.length} chars in the input`,
+      finalValues.length && exact === finalValues.length ? 1 : 0,
+      `${exact} of ${finalValues.length} calls left the input holding exactly the text`,
     ),
   };
 }

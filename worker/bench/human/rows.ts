@@ -64,9 +64,13 @@ export const ROWS: RowDef[] = [
   typing('key_dt_mean', 'inter-key interval mean', ' ms', 0, between(180, 300, ' ms')),
   typing('key_dt_sd', 'inter-key interval SD', ' ms', 0, between(80, 150, ' ms')),
   typing('chars_per_typo', 'characters per corrected typo', '', 1, between(15, 30, '')),
-  typing('bs_per_char', '  backspaces per character', '', 3),
+  typing('bs_per_100', 'backspaces per 100 characters', '', 1, between(2, 6, '')),
+  typing('bs_per_100_calls', '  calls with 2–6 per 100 characters', ' %', 0, {
+    text: '100 %',
+    met: (v) => v === 100,
+  }),
   typing('key_hold', 'key hold (down → up), median', ' ms', 0),
-  typing('text_exact', 'final input value equals the text', 'bool', 0, {
+  typing('text_exact', 'every call left the input holding the text', 'bool', 0, {
     text: 'yes',
     met: (v) => v === 1,
   }),

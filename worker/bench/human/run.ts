@@ -25,6 +25,8 @@ import { planTrials } from './trials';
 
 const MOVES_500 = Number(process.env.HUMAN_MOVES ?? 30);
 const FITTS_REPS = Number(process.env.HUMAN_FITTS_REPS ?? 2);
+/** Typing calls of the text per side (ours); ghost-cursor's page.type has no typos to count. */
+const TYPING_RUNS = Number(process.env.HUMAN_TYPING_RUNS ?? 10);
 const TEXT =
   'The quick brown fox jumps over the lazy dog, then naps under a tall oak tree. ' +
   'Meanwhile, 3 curious kids wander by and ask what time it is; nobody answers. ' +
@@ -46,7 +48,7 @@ function column(title: string, rec: Recording, text: string): Column {
     title,
     figures: {
       ...mouseFigures(log),
-      ...typingFigures(log, text, rec.value),
+      ...typingFigures(log, text, rec.values),
       ...scrollFigures(log),
     },
     missing: rec.errors,
@@ -92,17 +94,23 @@ async function main(): Promise<number> {
     const script: Script = {
       trials: planTrials(viewport, MOVES_500, FITTS_REPS),
       text: TEXT,
+      typingRuns: TYPING_RUNS,
       scrolls: SCROLLS,
     };
     trials = script.trials.length - 1;
     process.stderr.write(
-      `bench:human: ours — ${trials} moves in a ${viewport.width}×${viewport.height} viewport, ${TEXT.length} chars, ${SCROLLS.length} scrolls\n`,
+      `bench:human: ours — ${trials} moves in a ${viewport.width}×${viewport.height} viewport, ${TYPING_RUNS} × ${TEXT.length} chars, ${SCROLLS.length} scrolls\n`,
     );
     const ours = await recordSession(oursPage, apiDriver(w, 'ours'), script, progress);
     process.stderr.write('bench:human: ghost-cursor\n');
     const ghostUrl = `${server.url}?tab=ghost`;
     const ghostPage = await openTab(w, browser, 'ghost', ghostUrl);
-    const ghost = await recordSession(ghostPage, ghostDriver(ghostPage), script, progress);
+    const ghost = await recordSession(
+      ghostPage,
+      ghostDriver(ghostPage),
+      { ...script, typingRuns: 1 },
+      progress,
+    );
     if (process.env.HUMAN_DUMP) {
       fs.writeFileSync(process.env.HUMAN_DUMP, JSON.stringify({ script, ours, ghost }));
     }
@@ -129,7 +137,7 @@ async function main(): Promise<number> {
     `\npersona-browser human-likeness — ${os.cpus().length} × ${cpu}, node ${process.version}, ${seconds.toFixed(0)} s\n` +
       `1-min load average ${load.start} at start, ${load.end} at end (other work on the machine skews timing figures).\n` +
       `From the events a recording page saw: ${trials} mouse moves per side (the same seeded targets), ` +
-      `${TEXT.length} typed chars, ${SCROLLS.length} scrolls (${SCROLLS.join(', ')} px).\n` +
+      `${TEXT.length} typed chars (${TYPING_RUNS} calls for ours, 1 for page.type), ${SCROLLS.length} scrolls (${SCROLLS.join(', ')} px).\n` +
       `ghost-cursor has no typing: its typing rows are puppeteer page.type with delay ${TYPE_DELAY_MS} ms; ` +
       'scrolling is ghost-cursor scroll() with its defaults. ✓/✗ compare with design.md; nothing is asserted.\n\n',
   );

@@ -22,7 +22,8 @@ export type Phase = 'mouse' | 'typing' | 'scroll';
 
 export interface Recording {
   log: Recorded[];
-  value: string;
+  /** The input's value after each typing call. */
+  values: string[];
   /** Why a phase has no figures (an endpoint missing, a failed call). */
   errors: Partial<Record<Phase, string>>;
   seconds: Record<Phase, number>;
@@ -33,6 +34,8 @@ export interface Recording {
 export interface Script {
   trials: Trial[];
   text: string;
+  /** How many times the text is typed, each into an emptied input (one call each). */
+  typingRuns: number;
   scrolls: number[];
 }
 
@@ -75,9 +78,19 @@ export async function recordSession(
       if (i % 20 === 19) progress(`${i + 1}/${script.trials.length} moves`);
     }
   });
+  const values: string[] = [];
+  const field = (): Promise<string> =>
+    page.evaluate(() => (document.getElementById('text') as HTMLInputElement).value);
   await phase('typing', async () => {
-    await mark(page, 'typing');
-    await driver.type('#text', script.text);
+    for (let run = 0; run < script.typingRuns; run++) {
+      await page.evaluate(() => {
+        (document.getElementById('text') as HTMLInputElement).value = '';
+      });
+      await mark(page, `typing:${run}`);
+      await driver.type('#text', script.text);
+      values.push(await field());
+      progress(`typing ${run + 1}/${script.typingRuns}`);
+    }
   });
   await phase('scroll', async () => {
     for (const d of script.scrolls) {
@@ -87,10 +100,7 @@ export async function recordSession(
     }
   });
   await mark(page, 'end');
-  const { log, value } = await page.evaluate(() => ({
-    log: (window as unknown as RecorderWindow).__events,
-    value: (document.getElementById('text') as HTMLInputElement).value,
-  }));
+  const log = await page.evaluate(() => (window as unknown as RecorderWindow).__events);
   const hiddenMarks = log.filter((e) => e.type === 'mark' && !e.visible).length;
-  return { log, value, errors, seconds, hiddenMarks };
+  return { log, values, errors, seconds, hiddenMarks };
 }

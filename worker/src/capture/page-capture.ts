@@ -111,6 +111,11 @@ export class PageCapture {
     return this.doc.url;
   }
 
+  /** The session listened on: always the page's own (puppeteer's), never one of ours. */
+  get session(): CDPSession {
+    return this.cdp;
+  }
+
   query(filter: QueryFilter): Promise<QueryResult> {
     return this.store.query(filter);
   }

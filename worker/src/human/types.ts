@@ -1,24 +1,15 @@
 /**
  * The contract between the pure planners (input + random source → timed steps) and the thin
  * executor that sends the steps through CDP `Input.*`. Times are milliseconds; coordinates are
- * CSS pixels of the viewport.
+ * CSS pixels of the viewport; points and boxes are the plugin SDK's.
  */
+import type { Point } from '@persona-browser/plugin-sdk';
+
+export type { Box, Point } from '@persona-browser/plugin-sdk';
 
 /** A random source in [0, 1). Planners take one so that a seed reproduces a plan exactly. */
 export interface Rng {
   next(): number;
-}
-
-export interface Point {
-  x: number;
-  y: number;
-}
-
-export interface Box {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
 }
 
 /** One mouse-move event: where the pointer is `t` ms after the movement started. */

@@ -2,7 +2,9 @@ import path from 'node:path';
 import { makeScratch, spawnWorker } from '../../testkit/spawn';
 import type { WorkerProcess } from '../../testkit/spawn';
 
-export { pidsMatching } from '../../testkit/procs';
+import { isAlive, pidsMatching } from '../../testkit/procs';
+
+export { pidsMatching };
 
 /** The repository this test suite runs from. */
 export const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -125,3 +127,16 @@ export async function startWorker(opts: StartOptions = {}): Promise<RunningWorke
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The processes of a worker's browser: every one that opens its profile. */
+export const browserPids = (w: RunningWorker): number[] =>
+  pidsMatching(`--user-data-dir=${w.profileDir}`);
+
+/** The pid of the Xvfb the worker started, from its log. */
+export function xvfbPid(w: RunningWorker): number {
+  const line = w.logs.find((l) => l.includes('virtual display started'));
+  return (JSON.parse(line as string) as { pid: number }).pid;
+}
+
+/** A process that is still running (a zombie counts as gone). */
+export const alive = isAlive;
