@@ -25,7 +25,7 @@ function binaryExists(name: string): boolean {
  * goes, then executes the command in place (same pid). Where setpriv is missing the command
  * runs plainly and outlives a killed parent.
  */
-export function spawnTied(command: string, args: string[], options: SpawnOptions): ChildProcess {
+function spawnTied(command: string, args: string[], options: SpawnOptions): ChildProcess {
   if (binaryExists('setpriv')) {
     return spawn('setpriv', ['--pdeathsig', 'TERM', '--', command, ...args], options);
   }

@@ -5,7 +5,7 @@ import path from 'node:path';
 export class ProfileInUse extends Error {}
 
 /** The file by which a worker holds its profile: `{host, pid}` of the worker process. */
-export const WORKER_LOCK = 'WorkerLock';
+const WORKER_LOCK = 'WorkerLock';
 /** How long a browser left by a dead worker gets to exit by itself before it is killed. */
 const ORPHAN_GRACE_MS = 5_000;
 
@@ -15,7 +15,7 @@ interface Holder {
 }
 
 /** A live process on this host; a zombie (exited, not yet reaped) counts as gone. */
-export function pidAlive(pid: number): boolean {
+function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (err) {
