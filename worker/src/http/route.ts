@@ -92,6 +92,55 @@ export interface MountDeps {
   auth: Authenticator;
 }
 
+/** The page a request addresses, past the lease gate, and the gate to check again later. */
+interface Addressed {
+  page: ManagedPage | undefined;
+  leased: boolean;
+  gate: (() => void) | undefined;
+}
+
+function address(
+  def: RouteDef,
+  navigator: Navigator,
+  pageId: string | null,
+  leaseToken: string | undefined,
+): Addressed {
+  if (!def.page || pageId === null) return { page: undefined, leased: false, gate: undefined };
+  const page = navigator.requirePool().get(pageId);
+  if (def.page !== 'leased') return { page, leased: false, gate: undefined };
+  return {
+    page,
+    leased: navigator.leases.check(pageId, leaseToken),
+    // Checked again once the page is held: a lease granted meanwhile stops this call.
+    gate: () => void navigator.leases.check(pageId, leaseToken),
+  };
+}
+
+/**
+ * Runs the handler: holding the page for routes with `hold` (front first for a gesture or a
+ * leased page, the slowmo pause after a gesture), as it is otherwise.
+ */
+function run(
+  def: RouteDef,
+  ctx: RouteContext<Body, Body>,
+  at: Addressed,
+  slowmoMs: number,
+): Promise<Body | void> {
+  const { page, leased } = at;
+  const h = def.hold;
+  if (h && page) {
+    return ctx.hold(def.name, h, async (call) => {
+      if (h.gesture || leased) await page.bringToFront(call);
+      const out = await def.handler({ ...ctx, call });
+      if (h.gesture) await call.sleep(slowmoMs);
+      return out;
+    });
+  }
+  // A leased page is brought to the front by every call that uses the lease (SPEC).
+  if (leased && page) page.page.bringToFront().catch(() => undefined);
+  return def.handler(ctx);
+}
+
 /**
  * Applies one route table: auth, validation, page lookup and lease gate, the page hold with its
  * deadline, then the thin handler and SPEC's success envelope. Errors flow to the one error
@@ -117,49 +166,24 @@ export function mount(router: Router, routes: AnyRoute[], deps: MountDeps): void
         const query = validate(def.query, req.query, pageId);
         const body = validate(def.body, req.body, pageId);
         const leaseToken = leaseHeader(req);
-        let page: ManagedPage | undefined;
-        let leased = false;
-        let gate: (() => void) | undefined;
-        if (def.page && pageId !== null) {
-          page = navigator.requirePool().get(pageId);
-          if (def.page === 'leased') {
-            leased = navigator.leases.check(pageId, leaseToken);
-            const id = pageId;
-            gate = () => void navigator.leases.check(id, leaseToken);
-          }
-        }
-        const held = page;
-        const hold = <T>(name: string, opts: RunOptions, work: (call: Call) => Promise<T>) => {
-          if (!held) throw new Error(`route ${def.name} holds a page it does not address`);
-          return held.run(name, { ...opts, gate }, work);
-        };
-        const ctx = {
+        const at = address(def, navigator, pageId, leaseToken);
+        const ctx: RouteContext<Body, Body> = {
           req,
           res,
           params,
           query,
           body,
-          page: page as ManagedPage,
+          page: at.page as ManagedPage,
           leaseToken,
           call: undefined as unknown as Call,
-          hold,
+          hold: (name, opts, work) => {
+            if (!at.page) throw new Error(`route ${def.name} holds a page it does not address`);
+            return at.page.run(name, { ...opts, gate: at.gate }, work);
+          },
         };
         let result: Body | void;
         try {
-          if (def.hold && page) {
-            const h = def.hold;
-            const mp = page;
-            result = await hold(def.name, h, async (call) => {
-              if (h.gesture || leased) await mp.bringToFront(call);
-              const out = await def.handler({ ...ctx, call });
-              if (h.gesture) await call.sleep(navigator.slowmoMs);
-              return out;
-            });
-          } else {
-            // A leased page is brought to the front by every call that uses the lease (SPEC).
-            if (leased && page) page.page.bringToFront().catch(() => undefined);
-            result = await def.handler(ctx);
-          }
+          result = await run(def, ctx, at, navigator.slowmoMs);
         } catch (err) {
           // A browser that throws (target closed, context destroyed…) is a browser-level
           // failure: 200 with success false, as SPEC says. Anything else is our fault: a 500.
@@ -167,7 +191,7 @@ export function mount(router: Router, routes: AnyRoute[], deps: MountDeps): void
             throw new BrowserFailure(errorMessage(err), pageId);
           throw err;
         } finally {
-          if (leased && pageId !== null) navigator.leases.touch(pageId, leaseToken);
+          if (at.leased && pageId !== null) navigator.leases.touch(pageId, leaseToken);
         }
         if (def.raw) return;
         res.json({ success: true, page_id: pageId, ...(result ?? {}) });
