@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import type { Fixture } from './helpers/fixture';
 import { startFixture } from './helpers/fixture';
@@ -49,12 +50,27 @@ async function remember(w: RunningWorker, value: string | null): Promise<string>
   return r.body.title as string;
 }
 
-test('SIGKILL of the worker ends its browser and display; the persona starts again at once, its profile intact', async () => {
-  const first = await startWorker({ persona: 'kill9' });
+/** A loopback port nothing listens on (for x11vnc). */
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as net.AddressInfo;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+test('SIGKILL of the worker ends its browser, display and VNC server; the persona starts again at once, its profile intact', async () => {
+  const first = await startWorker({
+    persona: 'kill9',
+    env: { VNC_PORT: String(await freePort()) },
+  });
   await first.waitInitialized();
   expect(await remember(first, 'kept')).toBe('stored:kept');
-  const pids = [...browserPids(first), xvfbPid(first)];
-  expect(pids.length).toBeGreaterThan(2);
+  const vnc = first.logs.find((l) => l.includes('vnc listening on localhost'));
+  const vncPid = (JSON.parse(vnc as string) as { pid: number }).pid;
+  expect(alive(vncPid)).toBe(true);
+  const pids = [...browserPids(first), xvfbPid(first), vncPid];
+  expect(pids.length).toBeGreaterThan(3);
 
   first.proc.kill('SIGKILL');
   await first.exited;

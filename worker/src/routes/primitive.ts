@@ -154,7 +154,7 @@ export function primitiveRoutes(): AnyRoute[] {
       summary: 'Type into the focused element, key by key, with corrected typos',
       description:
         "Typing runs at a person's pace (about 4 keys a second); a text whose typing plan could " +
-        'not finish within the call deadline (96 s by default, roughly 350 characters) is ' +
+        'not finish within the call deadline (96 s by default, about 370 characters of prose) is ' +
         'refused with 400 before any key is sent: split it, or use paste-text.',
       body: Joi.object<{ text: string }, true>({
         text: str.allow('').max(MAX_TYPED_CHARS).required(),
