@@ -62,7 +62,8 @@ async function main(): Promise<void> {
     logger.info('virtual display started', { display, pid: xvfb.pid });
   }
   const vnc = config.vncPort ? startVnc(display, config.vncPort) : null;
-  if (vnc) logger.info('vnc listening on localhost', { port: config.vncPort, display, pid: vnc.pid });
+  if (vnc)
+    logger.info('vnc listening on localhost', { port: config.vncPort, display, pid: vnc.pid });
 
   const proxyErrors = new ProxyErrors(config.personaDir);
   const media = new MediaStore({ ttlMs: config.mediaTtlMs, capBytes: config.mediaCapBytes });
