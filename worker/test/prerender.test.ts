@@ -67,16 +67,23 @@ const call = (method: string, route: string, body?: unknown) =>
 async function activate(): Promise<string> {
   nextRequests.length = 0;
   await call('POST', 'ops/pre/navigate', { url: `${base}/start` });
-  const until = Date.now() + 10_000;
-  while (!nextRequests.some((p) => p.includes('prerender')) && Date.now() < until) {
+  const prerendered = Date.now() + 10_000;
+  while (!nextRequests.some((p) => p.includes('prerender')) && Date.now() < prerendered) {
     await new Promise((r) => setTimeout(r, 100));
   }
   // Give the prerendered page a moment to finish loading before it is shown.
   await new Promise((r) => setTimeout(r, 1_000));
   const click = await call('POST', 'primitive/pre/click-element', { selector: '#go' });
   expect(click.body.success).toBe(true);
-  const read = await call('POST', 'ops/pre/extract-content');
-  return (/<p id="how">(\w*)<\/p>/.exec(read.body.content as string) ?? [])[1] ?? '';
+  // The click starts the activation; the page is shown a moment later.
+  const shown = Date.now() + 10_000;
+  let how = '';
+  while (!how && Date.now() < shown) {
+    const read = await call('POST', 'ops/pre/extract-content');
+    how = (/<p id="how">(\w+)<\/p>/.exec(String(read.body.content)) ?? [])[1] ?? '';
+    if (!how) await new Promise((r) => setTimeout(r, 100));
+  }
+  return how;
 }
 
 test('after a prerendered page is activated by a click, typing, capture and the pool follow it', async () => {
