@@ -1,8 +1,7 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import type { Fixture } from './helpers/fixture';
-import { startFixture } from './helpers/fixture';
+import { freePort, startFixture } from './helpers/fixture';
 import { Observer } from './helpers/observer';
 import type { RunningWorker } from './helpers/worker';
 import { startWorker } from './helpers/worker';
@@ -22,15 +21,6 @@ afterAll(async () => {
 });
 
 type Body = Record<string, any>;
-
-/** A loopback port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 async function createPage(id?: string): Promise<string> {
   const r = await w.call<Body>('POST', '/api/v1/ops/create-page', {
@@ -180,7 +170,7 @@ describe('navigate, extract-content, screenshot', () => {
   });
 
   test('an unreachable site is a browser-level failure: 200 with success false, page still usable', async () => {
-    const closed = await closedPort();
+    const closed = await freePort();
     const r = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
       body: { url: `http://127.0.0.1:${closed}/` },
     });

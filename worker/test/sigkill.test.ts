@@ -1,8 +1,7 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import type { Fixture } from './helpers/fixture';
-import { startFixture } from './helpers/fixture';
+import { freePort, startFixture } from './helpers/fixture';
 import type { RunningWorker } from './helpers/worker';
 import { alive, browserPids, startWorker, xvfbPid } from './helpers/worker';
 
@@ -48,15 +47,6 @@ async function remember(w: RunningWorker, value: string | null): Promise<string>
   });
   const r = await w.call<Body>('POST', '/api/v1/ops/mem/extract-content');
   return r.body.title as string;
-}
-
-/** A loopback port nothing listens on (for x11vnc). */
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise((r) => srv.close(r));
-  return port;
 }
 
 test('SIGKILL of the worker ends its browser, display and VNC server; the persona starts again at once, its profile intact', async () => {

@@ -1,6 +1,7 @@
 import http from 'node:http';
-import { INPUT_PAGE } from './input-page';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { INPUT_PAGE } from './input-page';
 
 export interface Fixture {
   url: string;
@@ -118,4 +119,13 @@ export async function startFixture(): Promise<Fixture> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A loopback port that nothing listens on (for a refused connection, or a server to start). */
+export async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise((r) => srv.close(r));
+  return port;
 }
