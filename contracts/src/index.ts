@@ -1,4 +1,6 @@
+export * from './env-file';
 export * from './metrics';
 export * from './paths';
 export * from './ping';
 export * from './status';
+export * from './waker';

@@ -8,3 +8,10 @@ export const SYSTEM_PATHS = {
 
 /** The waker's metrics, which a worker's `metrics` route relays. */
 export const WAKER_METRICS_PATH = '/api/metrics';
+
+/** The waker's own API (JSON; mutating calls and the panel's data need the service key). */
+export const WAKER_PATHS = {
+  health: '/api/health',
+  personas: '/api/personas',
+  metrics: WAKER_METRICS_PATH,
+} as const;

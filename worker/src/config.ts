@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
+import { parseEnvFile } from '@persona-browser/contracts';
 import type { PageTiming } from './browser/timing';
 import { DEFAULT_TIMING } from './browser/timing';
 
@@ -84,23 +85,6 @@ const schema = Joi.object({
 })
   .unknown(true)
   .prefs({ convert: true, abortEarly: true });
-
-/** Parses `KEY=value` lines; `#` comments, blank lines, optional `export ` and quotes. */
-export function parseEnvFile(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#')) continue;
-    const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
-    if (!m) continue;
-    let value = m[2] ?? '';
-    const quoted = /^(['"])(.*)\1$/.exec(value);
-    if (quoted) value = quoted[2] ?? '';
-    else value = value.replace(/\s+#.*$/, '');
-    out[m[1] as string] = value;
-  }
-  return out;
-}
 
 function readEnvFile(file: string): Record<string, string> {
   try {

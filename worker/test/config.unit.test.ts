@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig, parseEnvFile } from '../src/config';
+import { parseEnvFile } from '@persona-browser/contracts';
+import { ConfigError, loadConfig } from '../src/config';
 
 function repo(files: Record<string, string>): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-config-'));

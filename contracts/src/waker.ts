@@ -1,0 +1,52 @@
+import Joi from 'joi';
+import type { CommitInfo } from './ping';
+import { commitSchema } from './ping';
+
+export const PERSONA_MODES = ['always-on', 'sleepy'] as const;
+export type PersonaMode = (typeof PERSONA_MODES)[number];
+
+export const PERSONA_STATES = ['running', 'sleeping', 'waking', 'stopping', 'crashed'] as const;
+export type PersonaState = (typeof PERSONA_STATES)[number];
+
+/** One row of the waker's `GET /api/personas`. */
+export interface PersonaInfo {
+  name: string;
+  /** The host port the waker serves this persona on. */
+  port: number;
+  mode: PersonaMode;
+  state: PersonaState;
+  /** ISO 8601: when the persona entered `state`. */
+  since: string;
+  /** The commit the running worker reported in its ping; null while down or unknown. */
+  commit: CommitInfo | null;
+  /** Seconds since the last client request through the port finished; null while one runs. */
+  idle_seconds: number | null;
+  /** ISO 8601 of the last client request through the port, or null if none yet. */
+  last_request: string | null;
+  /** Why the persona is crashed (or the last start failed), else null. */
+  error: string | null;
+}
+
+export interface PersonaList {
+  personas: PersonaInfo[];
+}
+
+export const personaInfoSchema = Joi.object<PersonaInfo, true>({
+  name: Joi.string().required(),
+  port: Joi.number().integer().min(1).max(65535).required(),
+  mode: Joi.string()
+    .valid(...PERSONA_MODES)
+    .required(),
+  state: Joi.string()
+    .valid(...PERSONA_STATES)
+    .required(),
+  since: Joi.string().isoDate().required(),
+  commit: commitSchema.allow(null).required(),
+  idle_seconds: Joi.number().integer().min(0).allow(null).required(),
+  last_request: Joi.string().isoDate().allow(null).required(),
+  error: Joi.string().allow(null).required(),
+}).label('Persona');
+
+export const personaListSchema = Joi.object<PersonaList, true>({
+  personas: Joi.array().items(personaInfoSchema).required(),
+}).label('PersonaList');
