@@ -10,6 +10,7 @@ import type { RequestTracker } from './http/request-tracker';
 import { ResponseCheck } from './http/response-check';
 import type { AnyRoute } from './http/route';
 import { mount } from './http/route';
+import type { LiveView } from './live';
 import type { Logger } from './log/logger';
 import type { CaptureRegistry } from './capture/registry';
 import type { MediaStore } from './media/store';
@@ -38,6 +39,8 @@ export interface AppDeps extends SystemDeps {
   media: MediaStore;
   captures: CaptureRegistry;
   vision: VisionClient;
+  /** The live view (/vnc/): noVNC, its WebSocket bridge and control of a page for a person. */
+  live?: LiveView;
 }
 
 export function allRoutes(deps: AppDeps): AnyRoute[] {
@@ -68,6 +71,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(api);
   let openApi: Record<string, unknown> | null = null;
   app.use(docsRouter(() => (openApi ??= buildOpenApi(routes, deps.version))));
+  if (deps.live) app.use(deps.live.router());
   app.use('/', localOnly, express.static(PANEL_DIR, { index: 'index.html' }));
   app.use('/api', notFound);
   app.use(errorHandler(deps.logger));
@@ -81,7 +85,9 @@ export function createApp(deps: AppDeps): express.Express {
 export function createServer(deps: AppDeps): http.Server {
   const app = createApp(deps);
   const quick = fastStatus(deps.navigator, deps.validateResponses ? deps.logger : null);
-  return http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     if (!quick(req, res)) app(req, res);
   });
+  if (deps.live) server.on('upgrade', deps.live.upgrade);
+  return server;
 }

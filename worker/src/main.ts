@@ -13,6 +13,8 @@ import { RequestTracker } from './http/request-tracker';
 import { CaptureRegistry } from './capture/registry';
 import { MediaStore } from './media/store';
 import { VisionClient } from './vision/client';
+import { LiveView } from './live';
+import { graceFromEnv, liveVncTarget } from './live/vnc-server';
 import { createLogger } from './log/logger';
 import { RequestLog } from './log/request-log';
 import { defaultRepoRoot, workerVersion } from './paths';
@@ -64,6 +66,13 @@ async function main(): Promise<void> {
   const vnc = config.vncPort ? startVnc(display, config.vncPort) : null;
   if (vnc)
     logger.info('vnc listening on localhost', { port: config.vncPort, display, pid: vnc.pid });
+  // The live view (/vnc/) always has a VNC server on the worker's own display.
+  const liveVnc = await liveVncTarget({
+    vncPort: config.vncPort,
+    ownDisplay: xvfb !== null,
+    display,
+    logger,
+  });
 
   const proxyErrors = new ProxyErrors(config.personaDir);
   const media = new MediaStore({ ttlMs: config.mediaTtlMs, capBytes: config.mediaCapBytes });
@@ -92,6 +101,13 @@ async function main(): Promise<void> {
     },
   });
   const tracker = new RequestTracker(new RequestLog(config.dataDir));
+  const live = new LiveView({
+    vnc: liveVnc.target,
+    navigator,
+    serviceKey: config.serviceKey,
+    logger,
+    graceMs: graceFromEnv(process.env),
+  });
   let commit: Promise<CommitInfo | null> | null = null;
 
   let shuttingDown = false;
@@ -105,11 +121,13 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 50));
     }
     tracker.abandonAll();
+    live.close();
     server.closeAllConnections();
     await navigator.stop().catch((err: unknown) => logger.error('browser stop failed', { err }));
     releaseProfile(config.profileDir);
     media.close();
     await vnc?.stop();
+    await liveVnc.started?.stop();
     await xvfb?.stop();
     logger.info('stopped');
     process.exit(0);
@@ -131,6 +149,7 @@ async function main(): Promise<void> {
     media,
     captures,
     vision,
+    live,
     shutdown: () => void shutdown('kill endpoint'),
   });
   server.listen(config.port, config.host);

@@ -3,11 +3,21 @@ import winston from 'winston';
 export type Logger = winston.Logger;
 
 const SECRET_KEY = /(key|token|password|pwd|secret|authorization|lease|code)$/i;
+/** `key=…`, `token=…` and the like inside a URL's query or fragment (a live view link). */
+const SECRET_PARAM =
+  /([?&#;](?:[\w.-]*key|[\w.-]*token|password|pwd|secret|code|lease)=)[^&#\s"']*/gi;
+
+/** A URL (or any text) with the values of secret-looking query and fragment fields hidden. */
+export const redactUrlSecrets = (text: string): string =>
+  text.replace(SECRET_PARAM, '$1[redacted]');
 
 /** Replaces values of secret-looking fields (and the given literal secrets) with `[redacted]`. */
 export function redact(value: unknown, secrets: string[], depth = 0): unknown {
   if (typeof value === 'string') {
-    return secrets.reduce((s, secret) => (secret ? s.split(secret).join('[redacted]') : s), value);
+    return secrets.reduce(
+      (s, secret) => (secret ? s.split(secret).join('[redacted]') : s),
+      redactUrlSecrets(value),
+    );
   }
   if (value instanceof Error) return { name: value.name, message: redact(value.message, secrets) };
   if (!value || typeof value !== 'object' || depth > 4) return value;

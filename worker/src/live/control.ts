@@ -1,0 +1,189 @@
+import type { Navigator } from '../browser/navigator';
+import { Locked } from '../errors';
+import type { Logger } from '../log/logger';
+
+export interface ControlOptions {
+  navigator: Navigator;
+  logger: Logger;
+  /** How long control survives its viewer's last WebSocket closing. */
+  graceMs: number;
+  /** The lease's ttl; renewed every `renewMs` while the viewer stays connected. */
+  leaseTtlS: number;
+  renewMs: number;
+  /** Open WebSockets of a viewer session. */
+  socketsOf: (sessionId: string) => number;
+  /** Called whenever control starts, ends or moves. */
+  onChange?: () => void;
+}
+
+export interface Held {
+  pageId: string;
+  sessionId: string;
+  token: string;
+  since: Date;
+}
+
+export interface ControlView {
+  controlled: boolean;
+  page_id: string | null;
+  /** The asking viewer session holds it. */
+  by_you: boolean;
+  since: string | null;
+  lease_expires_in: number | null;
+}
+
+/**
+ * A person's control of one page through the live view: a lease from the worker's own lease
+ * table (so API calls to that page meet SPEC's 423), held by one viewer session, renewed while
+ * that viewer stays connected and handed back when its last WebSocket has been gone for the
+ * grace period. One page at a time: there is one display and one pointer.
+ */
+export class LiveControl {
+  private held: Held | null = null;
+  private graceTimer: NodeJS.Timeout | null = null;
+  private readonly renewTimer: NodeJS.Timeout;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly o: ControlOptions) {
+    this.renewTimer = setInterval(() => this.tick(), o.renewMs);
+    this.renewTimer.unref();
+  }
+
+  /** The current holder, after checking its lease still stands. */
+  current(): Held | null {
+    const h = this.held;
+    if (h && !this.leaseStands(h)) this.drop('lease lost (page closed, browser restarted or expired)');
+    return this.held;
+  }
+
+  /** Whether this viewer session may send input now (renews the lease as a call would). */
+  canInput(sessionId: string): boolean {
+    const h = this.current();
+    return h !== null && h.sessionId === sessionId;
+  }
+
+  view(sessionId: string | null): ControlView {
+    const h = this.current();
+    return {
+      controlled: h !== null,
+      page_id: h?.pageId ?? null,
+      by_you: h !== null && sessionId !== null && h.sessionId === sessionId,
+      since: h ? h.since.toISOString() : null,
+      lease_expires_in: h ? this.o.navigator.leases.expiresIn(h.pageId) : null,
+    };
+  }
+
+  /**
+   * Leases `pageId` for this viewer session and brings it to the front. 423 when an API client
+   * holds its lease or another viewer is in control; the same viewer moving to another page
+   * hands the first one back.
+   */
+  take(sessionId: string, pageId: string): Promise<Held> {
+    return this.serial(async () => {
+      const pool = this.o.navigator.requirePool();
+      const page = pool.get(pageId);
+      const h = this.current();
+      if (h && h.sessionId !== sessionId) {
+        throw new Locked(
+          `Another viewer is in control of page ${h.pageId}; it must be handed back first`,
+          pageId,
+        );
+      }
+      if (h && h.pageId === pageId) {
+        await page.page.bringToFront().catch(() => undefined);
+        this.socketsChanged(sessionId);
+        return h;
+      }
+      // Holding the page's lock, as POST /ops/{id}/lease does: a call already running finishes
+      // first, and the calls queued behind it meet the lease.
+      const lease = await page.run('live-control', { anyState: true }, async (call) => {
+        const granted = this.o.navigator.leases.acquire(page.id, undefined, this.o.leaseTtlS);
+        await page.bringToFront(call).catch(() => undefined);
+        return granted;
+      });
+      if (h) this.drop(`moved to page ${pageId}`);
+      this.held = { pageId, sessionId, token: lease.token, since: new Date() };
+      this.o.logger.info('live view control taken', { page_id: pageId });
+      this.socketsChanged(sessionId);
+      this.o.onChange?.();
+      return this.held;
+    });
+  }
+
+  /** Hands control back (releases the lease). Returns the page that was controlled. */
+  release(reason: string): string | null {
+    const h = this.held;
+    if (!h) return null;
+    this.drop(reason);
+    return h.pageId;
+  }
+
+  /** A viewer session's WebSockets changed: the holder's last one going starts the grace. */
+  socketsChanged(sessionId: string): void {
+    const h = this.held;
+    if (!h || h.sessionId !== sessionId) return;
+    if (this.o.socketsOf(sessionId) > 0) {
+      this.clearGrace();
+      return;
+    }
+    if (this.graceTimer) return;
+    this.graceTimer = setTimeout(() => {
+      this.graceTimer = null;
+      const now = this.held;
+      if (now === h && this.o.socketsOf(sessionId) === 0) this.drop('viewer disconnected');
+    }, this.o.graceMs);
+    this.graceTimer.unref();
+  }
+
+  /** A viewer session ended (logout): its control ends now. */
+  sessionEnded(sessionId: string): void {
+    if (this.held?.sessionId === sessionId) this.drop('viewer session ended');
+  }
+
+  close(): void {
+    clearInterval(this.renewTimer);
+    this.release('worker stopping');
+  }
+
+  private tick(): void {
+    const h = this.current();
+    // While the viewer is connected the lease is renewed like a call using it would.
+    if (h && this.o.socketsOf(h.sessionId) > 0) this.leaseStands(h);
+  }
+
+  /** Whether the lease is still ours (renewing it); false once gone or taken by another. */
+  private leaseStands(h: Held): boolean {
+    const leases = this.o.navigator.leases;
+    if (!leases.isLeased(h.pageId)) return false;
+    try {
+      return leases.check(h.pageId, h.token);
+    } catch {
+      return false;
+    }
+  }
+
+  private drop(reason: string): void {
+    const h = this.held;
+    if (!h) return;
+    this.held = null;
+    this.clearGrace();
+    try {
+      this.o.navigator.leases.release(h.pageId, h.token);
+    } catch {
+      // already gone (page closed, browser restarted, expired)
+    }
+    this.o.logger.info('live view control handed back', { page_id: h.pageId, reason });
+    this.o.onChange?.();
+  }
+
+  private clearGrace(): void {
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    this.graceTimer = null;
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+}

@@ -1,0 +1,253 @@
+import type { IncomingMessage } from 'node:http';
+import path from 'node:path';
+import type { Duplex } from 'node:stream';
+import express from 'express';
+import type { Request, Response, Router } from 'express';
+import type { Navigator } from '../browser/navigator';
+import { ApiError, BadRequest, NotInitialized } from '../errors';
+import { AuthError, Authenticator } from '../http/auth';
+import type { Logger } from '../log/logger';
+import { PANEL_DIR } from '../paths';
+import { VncBridge, WEBSOCKET_PATH } from './bridge';
+import { LiveControl } from './control';
+import type { LiveSession } from './sessions';
+import { SessionStore, clearedCookie, sessionCookie } from './sessions';
+
+export { WEBSOCKET_PATH } from './bridge';
+
+/** Where the viewer's VNC server is, or why there is none. */
+export type VncTarget = { port: number } | { unavailable: string };
+
+export interface LiveOptions {
+  vnc: VncTarget;
+  navigator: Navigator;
+  serviceKey: string | null;
+  logger: Logger;
+  /** Control survives the controlling viewer's last WebSocket by this long (default 10 s). */
+  graceMs?: number;
+  /** Lease ttl while a person is in control (default 60 s, renewed while connected). */
+  leaseTtlS?: number;
+  renewMs?: number;
+}
+
+export const DEFAULT_GRACE_MS = 10_000;
+// The package exports only core/rfb.js (its ESM entry); core/ and vendor/ sit beside it.
+const NOVNC_DIR = path.resolve(path.dirname(require.resolve('@novnc/novnc')), '..');
+const VIEWER_DIR = path.join(PANEL_DIR, 'vnc');
+
+/** What the live view's pages may load: this worker only; frames only inside its own panel. */
+const CSP = [
+  "default-src 'self'",
+  "img-src 'self' data: blob:",
+  "style-src 'self' 'unsafe-inline'",
+  "script-src 'self'",
+  "worker-src 'self' blob:",
+  "connect-src 'self'",
+  "frame-ancestors 'self'",
+].join('; ');
+
+class Unavailable extends ApiError {
+  constructor(reason: string) {
+    super(503, `Live view unavailable: ${reason}`, null);
+  }
+}
+
+/**
+ * The live view: noVNC served from its package, viewer sessions (cookie for a key shown once),
+ * the WebSocket bridge to x11vnc, and control of a page for a person.
+ *
+ *   GET    /vnc/                 the viewer page (503 without a VNC server)
+ *   POST   /vnc/session          bearer → HttpOnly session cookie (path /vnc)
+ *   GET    /vnc/session          is the cookie's session valid (401 if not)
+ *   DELETE /vnc/session          ends it (its WebSockets close, its control ends)
+ *   GET    /vnc/control          which page is controlled, by whom
+ *   POST   /vnc/control          {page_id}: lease it for this viewer, input allowed
+ *   DELETE /vnc/control          hand it back
+ *   WS     /vnc/websockify       RFB over WebSocket (cookie required)
+ */
+export class LiveView {
+  readonly sessions = new SessionStore();
+  readonly control: LiveControl;
+  private readonly bridge: VncBridge | null;
+  private readonly auth: Authenticator;
+
+  constructor(private readonly o: LiveOptions) {
+    this.auth = new Authenticator(o.serviceKey);
+    const port = 'port' in o.vnc ? o.vnc.port : null;
+    this.bridge =
+      port === null
+        ? null
+        : new VncBridge({
+            port,
+            logger: o.logger,
+            canInput: (id) => this.control.canInput(id),
+            onSockets: (id) => this.control.socketsChanged(id),
+          });
+    this.control = new LiveControl({
+      navigator: o.navigator,
+      logger: o.logger,
+      graceMs: o.graceMs ?? DEFAULT_GRACE_MS,
+      leaseTtlS: o.leaseTtlS ?? 60,
+      renewMs: o.renewMs ?? 10_000,
+      socketsOf: (id) => this.bridge?.socketsOf(id) ?? 0,
+    });
+  }
+
+  get unavailable(): string | null {
+    return 'unavailable' in this.o.vnc ? this.o.vnc.unavailable : null;
+  }
+
+  close(): void {
+    this.control.close();
+    this.bridge?.close();
+  }
+
+  /** The `upgrade` listener of the worker's HTTP server. */
+  readonly upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => undefined);
+    const pathname = (req.url ?? '').split('?')[0];
+    if (pathname !== WEBSOCKET_PATH) {
+      return refuse(socket, 404, { success: false, error: `No WebSocket at ${pathname}`, page_id: null });
+    }
+    const why = this.unavailable;
+    if (why !== null || !this.bridge) {
+      const error = new Unavailable(why ?? 'no VNC server').message;
+      return refuse(socket, 503, { success: false, error, page_id: null });
+    }
+    const session = this.sessions.fromRequest(req);
+    if (!session) return refuse(socket, 401, { detail: 'Invalid API key' });
+    this.bridge.accept(req, socket, head, session.id);
+  };
+
+  router(): Router {
+    const r = express.Router({ caseSensitive: true, strict: false });
+    r.use('/vnc', (_req, res, next) => {
+      res.setHeader('Content-Security-Policy', CSP);
+      res.setHeader('Referrer-Policy', 'no-referrer');
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      next();
+    });
+
+    r.get('/vnc', (req, res) => {
+      // Module URLs in the page are absolute, but /vnc/ is the one address of the viewer.
+      if (!req.originalUrl.startsWith('/vnc/')) return res.redirect(301, '/vnc/');
+      const why = this.unavailable;
+      if (why !== null) throw new Unavailable(why);
+      res.setHeader('Cache-Control', 'no-store');
+      res.sendFile(path.join(VIEWER_DIR, 'index.html'));
+    });
+    r.use('/vnc/novnc/core', express.static(path.join(NOVNC_DIR, 'core'), { index: false }));
+    r.use('/vnc/novnc/vendor', express.static(path.join(NOVNC_DIR, 'vendor'), { index: false }));
+
+    r.post('/vnc/session', (req, res) => {
+      this.auth.check(req);
+      const s = this.sessions.create();
+      res.setHeader('Set-Cookie', sessionCookie(req, s, isSecure(req)));
+      res.setHeader('Cache-Control', 'no-store');
+      res.json(this.sessionBody(s));
+    });
+    r.get('/vnc/session', (req, res) => {
+      const s = this.sessions.fromRequest(req);
+      if (!s) throw new AuthError(401, 'Invalid API key');
+      res.setHeader('Cache-Control', 'no-store');
+      res.json(this.sessionBody(s));
+    });
+    r.delete('/vnc/session', (req, res) => {
+      const s = this.sessions.fromRequest(req);
+      if (s) {
+        this.sessions.delete(s.id);
+        this.control.sessionEnded(s.id);
+        this.bridge?.closeSession(s.id);
+      }
+      res.setHeader('Set-Cookie', clearedCookie(req));
+      res.json({ success: true, page_id: null, message: s ? 'Session ended' : 'No session' });
+    });
+
+    r.get('/vnc/control', (req, res) => {
+      const s = this.authorize(req);
+      res.setHeader('Cache-Control', 'no-store');
+      res.json(this.controlBody(s?.id ?? null));
+    });
+    r.post('/vnc/control', async (req, res) => {
+      let s = this.authorize(req);
+      const body: unknown = req.body;
+      const pageId =
+        body && typeof body === 'object' && !Array.isArray(body)
+          ? (body as Record<string, unknown>).page_id
+          : undefined;
+      if (typeof pageId !== 'string' || !pageId)
+        throw new BadRequest("'page_id' is required (the page to take control of)");
+      res.locals.pageId = pageId;
+      const why = this.unavailable;
+      if (why !== null) throw new Unavailable(why);
+      if (!this.o.navigator.initialized) throw new NotInitialized();
+      // A bearer caller without a viewer session gets one: the viewer it opens next drives.
+      if (!s) {
+        s = this.sessions.create();
+        res.setHeader('Set-Cookie', sessionCookie(req, s, isSecure(req)));
+      }
+      await this.control.take(s.id, pageId);
+      res.json({ ...this.controlBody(s.id), message: `Page ${pageId} is yours to drive` });
+    });
+    r.delete('/vnc/control', (req, res) => {
+      this.authorize(req);
+      const pageId = this.control.release('handed back');
+      res.json({
+        success: true,
+        page_id: pageId,
+        message: pageId ? `Page ${pageId} handed back` : 'No page was controlled',
+      });
+    });
+
+    // The viewer's own script and style (worker/panel/vnc).
+    r.use('/vnc', express.static(VIEWER_DIR, { index: false }));
+    r.use('/vnc', (req: Request, res: Response) => {
+      const p = req.originalUrl.split('?')[0] ?? req.originalUrl;
+      res.status(404).json({ success: false, error: `No route ${req.method} ${p}`, page_id: null });
+    });
+    return r;
+  }
+
+  /** The cookie's viewer session, else the bearer key (null session); 401 otherwise. */
+  private authorize(req: Request): LiveSession | null {
+    const s = this.sessions.fromRequest(req);
+    if (s) return s;
+    this.auth.check(req);
+    return null;
+  }
+
+  private sessionBody(s: LiveSession): Record<string, unknown> {
+    return {
+      success: true,
+      page_id: null,
+      expires_in: Math.round((s.expiresAt - Date.now()) / 1000),
+      live_view: this.unavailable === null,
+      reason: this.unavailable,
+    };
+  }
+
+  private controlBody(sessionId: string | null): Record<string, unknown> {
+    return {
+      success: true,
+      ...this.control.view(sessionId),
+      viewers: this.bridge?.count ?? 0,
+      live_view: this.unavailable === null,
+    };
+  }
+}
+
+function isSecure(req: Request): boolean {
+  return req.secure || req.header('x-forwarded-proto') === 'https';
+}
+
+function refuse(socket: Duplex, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  const reason = { 401: 'Unauthorized', 404: 'Not Found', 503: 'Service Unavailable' }[status];
+  socket.end(
+    `HTTP/1.1 ${status} ${reason ?? 'Error'}\r\n` +
+      'Content-Type: application/json\r\n' +
+      `Content-Length: ${Buffer.byteLength(text)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      text,
+  );
+}

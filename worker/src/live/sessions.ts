@@ -1,0 +1,112 @@
+import type { IncomingMessage } from 'node:http';
+import { randomHex, safeEqual } from '../util';
+
+/** Cookies of the live view start with this; the rest of the name is the port the client used. */
+export const COOKIE_PREFIX = 'pb_vnc';
+export const SESSION_TTL_S = 12 * 3600;
+/** Oldest sessions are forgotten past this many (a client looping on POST /vnc/session). */
+const MAX_SESSIONS = 500;
+
+export interface LiveSession {
+  id: string;
+  expiresAt: number;
+}
+
+/**
+ * Viewer sessions: a random id in an HttpOnly cookie stands for "this browser showed the
+ * service key". Held in memory only, so they die with the worker.
+ */
+export class SessionStore {
+  private readonly sessions = new Map<string, LiveSession>();
+
+  constructor(
+    private readonly ttlS = SESSION_TTL_S,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  create(): LiveSession {
+    this.sweep();
+    while (this.sessions.size >= MAX_SESSIONS) {
+      const oldest = this.sessions.keys().next().value as string;
+      this.sessions.delete(oldest);
+    }
+    const session = { id: randomHex(32), expiresAt: this.now() + this.ttlS * 1000 };
+    this.sessions.set(session.id, session);
+    return session;
+  }
+
+  /** The live session a request's cookies name, or null. */
+  fromRequest(req: IncomingMessage): LiveSession | null {
+    for (const value of cookieValues(req.headers.cookie, COOKIE_PREFIX)) {
+      const s = this.get(value);
+      if (s) return s;
+    }
+    return null;
+  }
+
+  get(id: string): LiveSession | null {
+    if (!/^[0-9a-f]{64}$/.test(id)) return null;
+    for (const s of this.sessions.values()) {
+      if (!safeEqual(s.id, id)) continue;
+      if (s.expiresAt <= this.now()) {
+        this.sessions.delete(s.id);
+        return null;
+      }
+      return s;
+    }
+    return null;
+  }
+
+  delete(id: string): void {
+    this.sessions.delete(id);
+  }
+
+  get size(): number {
+    this.sweep();
+    return this.sessions.size;
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [id, s] of this.sessions) if (s.expiresAt <= now) this.sessions.delete(id);
+  }
+}
+
+/** Values of every cookie whose name starts with `prefix`. */
+export function cookieValues(header: string | undefined, prefix: string): string[] {
+  if (!header) return [];
+  const out: string[] = [];
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim();
+    if (name === prefix || name.startsWith(`${prefix}_`)) out.push(part.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+/**
+ * The cookie's name: one per port the browser reached this worker on, so the live views of
+ * several personas on one host (cookies ignore ports) never overwrite each other's session.
+ */
+export function cookieName(req: IncomingMessage): string {
+  const host = req.headers.host ?? '';
+  const m = /:(\d{1,5})$/.exec(host);
+  return `${COOKIE_PREFIX}_${m ? m[1] : '80'}`;
+}
+
+export function sessionCookie(req: IncomingMessage, session: LiveSession, secure: boolean): string {
+  const maxAge = Math.max(0, Math.round((session.expiresAt - Date.now()) / 1000));
+  return [
+    `${cookieName(req)}=${session.id}`,
+    'Path=/vnc',
+    `Max-Age=${maxAge}`,
+    'HttpOnly',
+    'SameSite=Strict',
+    ...(secure ? ['Secure'] : []),
+  ].join('; ');
+}
+
+export function clearedCookie(req: IncomingMessage): string {
+  return `${cookieName(req)}=; Path=/vnc; Max-Age=0; HttpOnly; SameSite=Strict`;
+}

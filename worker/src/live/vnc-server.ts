@@ -1,0 +1,63 @@
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { startVnc } from '@persona-browser/xvfb';
+import type { Logger } from '../log/logger';
+import type { VncTarget } from './index';
+
+export interface VncProcess {
+  pid: number;
+  stop(): Promise<void>;
+}
+
+async function freeLoopbackPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = srv.address() as AddressInfo;
+  await new Promise((resolve) => srv.close(resolve));
+  return port;
+}
+
+/**
+ * The VNC server behind the live view. `VNC_PORT` set: main already started x11vnc there.
+ * Otherwise, on the worker's own Xvfb, x11vnc is started on a free localhost port so the live
+ * view always works; on an external display without `VNC_PORT` there is none (503 and why).
+ */
+export async function liveVncTarget(o: {
+  vncPort: number | null;
+  ownDisplay: boolean;
+  display: string;
+  logger: Logger;
+}): Promise<{ target: VncTarget; started: VncProcess | null }> {
+  if (o.vncPort) return { target: { port: o.vncPort }, started: null };
+  if (!o.ownDisplay) {
+    return {
+      target: {
+        unavailable:
+          `the worker shows its browser on the external display ${o.display} and VNC_PORT is ` +
+          'not set; set VNC_PORT to have the worker run x11vnc on that display',
+      },
+      started: null,
+    };
+  }
+  try {
+    const port = await freeLoopbackPort();
+    const started = startVnc(o.display, port);
+    o.logger.info('vnc for the live view listening on localhost', { port, pid: started.pid });
+    return { target: { port }, started };
+  } catch (err) {
+    const reason = (err as Error).message;
+    o.logger.warn('live view unavailable', { reason });
+    return { target: { unavailable: reason }, started: null };
+  }
+}
+
+/** `LIVE_CONTROL_GRACE_SECONDS` (default 10): how long control outlives its viewer. */
+export function graceFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.LIVE_CONTROL_GRACE_SECONDS;
+  if (raw === undefined || raw === '') return undefined;
+  const s = Number(raw);
+  return Number.isFinite(s) && s >= 0 && s <= 3600 ? s * 1000 : undefined;
+}

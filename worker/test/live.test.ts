@@ -1,0 +1,198 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Refusal } from './helpers/rfb-client';
+import { RfbClient } from './helpers/rfb-client';
+import type { RunningWorker } from './helpers/worker';
+import { KEY, sleep, startWorker } from './helpers/worker';
+
+/**
+ * The live view against a real worker: its own Xvfb, the x11vnc it starts for the view, the
+ * real Chromium, and an RFB client speaking over the WebSocket bridge as noVNC does.
+ */
+
+const GRACE_S = 3;
+let w: RunningWorker;
+type Body = Record<string, any>;
+
+/** A page that shows in its title every click and key it received (read from the pool list). */
+const RECORDER =
+  'data:text/html,' +
+  encodeURIComponent(
+    '<!doctype html><html><head><title>seen:[]</title></head>' +
+      '<body style="margin:0;height:100vh;background:#fff">recorder<script>' +
+      'const seen=[];const show=()=>{document.title="seen:"+JSON.stringify(seen)};' +
+      'addEventListener("click",e=>{seen.push(["click",e.screenX,e.screenY,e.isTrusted]);show()},true);' +
+      'addEventListener("keydown",e=>{seen.push(["key",e.key,e.isTrusted]);show()},true);' +
+      '</script></body></html>',
+  );
+
+const wsUrl = (): string => `${w.url.replace('http', 'ws')}/vnc/websockify`;
+
+async function session(): Promise<string> {
+  const r = await fetch(`${w.url}/vnc/session`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${KEY}` },
+  });
+  expect(r.status).toBe(200);
+  const set = r.headers.get('set-cookie') as string;
+  return set.split(';')[0] as string;
+}
+
+async function viewer(cookie: string): Promise<RfbClient> {
+  const c = await RfbClient.connect(wsUrl(), cookie);
+  await c.handshake();
+  return c;
+}
+
+/** What the recorder page has seen so far, from its title in the pool list. */
+async function seen(id: string): Promise<unknown[]> {
+  const r = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
+  const page = (r.body.pages as Body[]).find((p) => p.page_id === id);
+  const title = String(page?.title ?? '');
+  return title.startsWith('seen:') ? (JSON.parse(title.slice(5)) as unknown[]) : [];
+}
+
+async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  let v = await what();
+  while (!ok(v) && Date.now() < end) {
+    await sleep(200);
+    v = await what();
+  }
+  return v;
+}
+
+const control = (method: string, cookie: string | null, body?: unknown) =>
+  w.call<Body>(method, '/vnc/control', {
+    auth: cookie === null,
+    headers: cookie ? { cookie } : {},
+    body,
+  });
+
+beforeAll(async () => {
+  w = await startWorker({ env: { LIVE_CONTROL_GRACE_SECONDS: String(GRACE_S) } });
+  await w.waitInitialized();
+  await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'rec' } });
+  const nav = await w.call<Body>('POST', '/api/v1/ops/rec/navigate', { body: { url: RECORDER } });
+  expect(nav.status).toBe(200);
+});
+afterAll(async () => {
+  await w?.stop();
+});
+
+describe('viewer page and noVNC assets', () => {
+  test('GET /vnc/ serves our viewer page, which loads noVNC from the worker', async () => {
+    const r = await fetch(`${w.url}/vnc/`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/text\/html/);
+    expect(r.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(r.headers.get('content-security-policy')).toMatch(/default-src 'self'/);
+    const html = await r.text();
+    expect(html).toContain('/vnc/viewer.js');
+    const js = await fetch(`${w.url}/vnc/viewer.js`);
+    expect(js.headers.get('content-type')).toMatch(/javascript/);
+    expect(await js.text()).toContain("from '/vnc/novnc/core/rfb.js'");
+  });
+
+  test('noVNC core and vendor modules are served from the package with a JS content type', async () => {
+    for (const p of ['core/rfb.js', 'core/websock.js', 'vendor/pako/lib/zlib/inflate.js']) {
+      const r = await fetch(`${w.url}/vnc/novnc/${p}`);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toMatch(/javascript/);
+      const installed = fs.readFileSync(
+        path.join(path.dirname(require.resolve('@novnc/novnc')), '..', p),
+        'utf8',
+      );
+      expect(await r.text()).toBe(installed);
+    }
+    const missing = await fetch(`${w.url}/vnc/novnc/core/nope.js`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ success: false });
+  });
+
+  test('/vnc redirects to /vnc/', async () => {
+    const r = await fetch(`${w.url}/vnc`, { redirect: 'manual' });
+    expect(r.status).toBe(301);
+    expect(r.headers.get('location')).toBe('/vnc/');
+  });
+});
+
+describe('sessions', () => {
+  test('POST /vnc/session needs the bearer key and sets an HttpOnly, SameSite=Strict cookie on /vnc', async () => {
+    const none = await fetch(`${w.url}/vnc/session`, { method: 'POST' });
+    expect(none.status).toBe(401);
+    expect(await none.json()).toEqual({ detail: 'Invalid API key' });
+    expect(none.headers.get('set-cookie')).toBeNull();
+    const wrong = await fetch(`${w.url}/vnc/session`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer nope' },
+    });
+    expect(wrong.status).toBe(401);
+
+    const ok = await fetch(`${w.url}/vnc/session`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ success: true, expires_in: 43200, live_view: true });
+    const cookie = ok.headers.get('set-cookie') as string;
+    expect(cookie).toMatch(/^pb_vnc_\d+=[0-9a-f]{64}; /);
+    expect(cookie).toContain('Path=/vnc');
+    expect(cookie).toContain('HttpOnly');
+    expect(cookie).toContain('SameSite=Strict');
+    expect(cookie).toContain('Max-Age=43200');
+    expect(cookie).not.toContain(KEY);
+
+    const check = await fetch(`${w.url}/vnc/session`, {
+      headers: { cookie: cookie.split(';')[0] as string },
+    });
+    expect(check.status).toBe(200);
+    const bad = await fetch(`${w.url}/vnc/session`, { headers: { cookie: 'pb_vnc_1=' + 'a'.repeat(64) } });
+    expect(bad.status).toBe(401);
+  });
+
+  test('the WebSocket is refused with 401 before the upgrade without a valid session cookie', async () => {
+    const none = (await RfbClient.open(wsUrl())) as Refusal;
+    expect(none.status).toBe(401);
+    expect(JSON.parse(none.body)).toEqual({ detail: 'Invalid API key' });
+    const forged = (await RfbClient.open(wsUrl(), `pb_vnc_80=${'0'.repeat(64)}`)) as Refusal;
+    expect(forged.status).toBe(401);
+    // The key itself is no cookie and no query parameter either.
+    const keyed = (await RfbClient.open(`${wsUrl()}?key=${KEY}`, `pb_vnc=${KEY}`)) as Refusal;
+    expect(keyed.status).toBe(401);
+  });
+
+  test('DELETE /vnc/session ends the session: its WebSocket closes and the cookie no longer opens one', async () => {
+    const cookie = await session();
+    const v = await viewer(cookie);
+    const r = await fetch(`${w.url}/vnc/session`, { method: 'DELETE', headers: { cookie } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('set-cookie')).toMatch(/Max-Age=0/);
+    expect((await v.waitClosed()).code).toBe(4001);
+    expect(((await RfbClient.open(wsUrl(), cookie)) as Refusal).status).toBe(401);
+  });
+});
+
+describe('RFB over the bridge', () => {
+  test('handshake: version, security None, ServerInit with the screen size, then a framebuffer update', async () => {
+    const c = await RfbClient.connect(wsUrl(), await session());
+    const hs = await c.handshake();
+    expect(hs.version).toMatch(/^RFB 003\.00\d\n$/);
+    expect(hs.securityTypes).toContain(1);
+    expect(hs.init).toMatchObject({ width: 1920, height: 1080 });
+    c.requestUpdate(false, 0, 0, 64, 48);
+    const rects = await c.readUpdate();
+    expect(rects.length).toBeGreaterThan(0);
+    const covered = rects.reduce((a, r) => a + r.w * r.h, 0);
+    expect(covered).toBeGreaterThanOrEqual(64 * 48);
+    await c.close();
+  });
+
+  test('an unknown client message type closes the session', async () => {
+    const c = await viewer(await session());
+    c.send([99, 0, 0, 0]);
+    const closed = await c.waitClosed();
+    expect(closed.code).toBe(1002);
+    expect(closed.reason).toMatch(/unknown client message type 99/);
+  });
+});
