@@ -14,7 +14,7 @@ import { CaptureRegistry } from './capture/registry';
 import { MediaStore } from './media/store';
 import { VisionClient } from './vision/client';
 import { LiveView } from './live';
-import { graceFromEnv, liveVncTarget } from './live/vnc-server';
+import { controlTimingFromEnv, liveVncTarget } from './live/vnc-server';
 import { createLogger } from './log/logger';
 import { RequestLog } from './log/request-log';
 import { defaultRepoRoot, workerVersion } from './paths';
@@ -106,7 +106,7 @@ async function main(): Promise<void> {
     navigator,
     serviceKey: config.serviceKey,
     logger,
-    graceMs: graceFromEnv(process.env),
+    ...controlTimingFromEnv(process.env),
   });
   let commit: Promise<CommitInfo | null> | null = null;
 

@@ -11,6 +11,7 @@ import { KEY, sleep, startWorker } from './helpers/worker';
  */
 
 const GRACE_S = 3;
+const LEASE_S = 3;
 let w: RunningWorker;
 type Body = Record<string, any>;
 
@@ -70,7 +71,12 @@ const control = (method: string, cookie: string | null, body?: unknown) =>
   });
 
 beforeAll(async () => {
-  w = await startWorker({ env: { LIVE_CONTROL_GRACE_SECONDS: String(GRACE_S) } });
+  w = await startWorker({
+    env: {
+      LIVE_CONTROL_GRACE_SECONDS: String(GRACE_S),
+      LIVE_CONTROL_LEASE_SECONDS: String(LEASE_S),
+    },
+  });
   await w.waitInitialized();
   await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'rec' } });
   const nav = await w.call<Body>('POST', '/api/v1/ops/rec/navigate', { body: { url: RECORDER } });
@@ -194,5 +200,189 @@ describe('RFB over the bridge', () => {
     const closed = await c.waitClosed();
     expect(closed.code).toBe(1002);
     expect(closed.reason).toMatch(/unknown client message type 99/);
+  });
+});
+
+describe('read-only unless in control', () => {
+  // The middle of the screen: inside the maximized browser window's page area.
+  const X = 960;
+  const Y = 600;
+
+  // Every test starts with no control and a fresh recorder in front.
+  afterEach(async () => {
+    await control('DELETE', null);
+    const nav = await w.call<Body>('POST', '/api/v1/ops/rec/navigate', { body: { url: RECORDER } });
+    expect(nav.status).toBe(200);
+  });
+
+  test('a click and a key from a viewer without control never reach the page', async () => {
+    // The recorder in front (a lease brings its page forward), then free again.
+    const lease = await w.call<Body>('POST', '/api/v1/ops/rec/lease', { body: {} });
+    await w.call('DELETE', '/api/v1/ops/rec/lease', { lease: lease.body.lease_token });
+    const v = await viewer(await session());
+    v.click(X, Y);
+    v.key(0x61, true); // a
+    v.key(0x61, false);
+    // The same viewer's harmless messages still pass: an update answers after the input.
+    v.requestUpdate(false, 0, 0, 16, 16);
+    await v.readUpdate();
+    await sleep(1500);
+    expect(await seen('rec')).toEqual([]);
+    await v.close();
+  });
+
+  test('after POST /vnc/control the same viewer clicks and types into the page', async () => {
+    const cookie = await session();
+    const v = await viewer(cookie);
+    const taken = await control('POST', cookie, { page_id: 'rec' });
+    expect(taken.status).toBe(200);
+    expect(taken.body).toMatchObject({
+      success: true,
+      page_id: 'rec',
+      controlled: true,
+      by_you: true,
+      viewers: expect.any(Number),
+    });
+    v.click(X, Y);
+    v.key(0x62, true); // b
+    v.key(0x62, false);
+    const events = await until(
+      () => seen('rec'),
+      (s) => s.length >= 2,
+    );
+    expect(events).toEqual([
+      ['click', X, Y, true],
+      ['key', 'b', true],
+    ]);
+    // Another viewer (another session) still only watches.
+    const other = await viewer(await session());
+    other.click(X, Y);
+    await sleep(1500);
+    expect(await seen('rec')).toHaveLength(2);
+    await other.close();
+    await v.close();
+  });
+
+  test('while a person drives, API calls to the page get 423; after DELETE /vnc/control they work again', async () => {
+    const cookie = await session();
+    const v = await viewer(cookie);
+    expect((await control('POST', cookie, { page_id: 'rec' })).status).toBe(200);
+    const pool = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
+    expect((pool.body.pages as Body[]).find((p) => p.page_id === 'rec')).toMatchObject({
+      leased: true,
+    });
+    const nav = await w.call<Body>('POST', '/api/v1/ops/rec/navigate', { body: { url: RECORDER } });
+    expect(nav.status).toBe(423);
+    expect(nav.body).toMatchObject({ success: false, page_id: 'rec' });
+    const click = await w.call<Body>('POST', '/api/v1/primitive/rec/click-position', {
+      body: { x: 10, y: 10 },
+    });
+    expect(click.status).toBe(423);
+    expect((await w.call<Body>('POST', '/api/v1/ops/rec/lease', { body: {} })).status).toBe(423);
+    expect((await w.call<Body>('POST', '/api/v1/ops/rec/destroy-page')).status).toBe(423);
+    // Neither the API click nor anything else reached the page.
+    expect(await seen('rec')).toEqual([]);
+
+    const state = await control('GET', null);
+    expect(state.body).toMatchObject({ controlled: true, page_id: 'rec', by_you: false });
+
+    const back = await control('DELETE', cookie);
+    expect(back.status).toBe(200);
+    expect(back.body).toMatchObject({ success: true, page_id: 'rec' });
+    expect((await control('GET', cookie)).body).toMatchObject({ controlled: false, page_id: null });
+    // Input from the viewer is dropped again, and the API works again.
+    v.click(960, 600);
+    await sleep(1000);
+    expect(await seen('rec')).toEqual([]);
+    const again = await w.call<Body>('POST', '/api/v1/ops/rec/navigate', { body: { url: RECORDER } });
+    expect(again.status).toBe(200);
+    await v.close();
+  });
+
+  test('an API client holding the lease: taking control gets 423, and works once it releases', async () => {
+    const lease = await w.call<Body>('POST', '/api/v1/ops/rec/lease', { body: {} });
+    expect(lease.status).toBe(200);
+    const cookie = await session();
+    const refused = await control('POST', cookie, { page_id: 'rec' });
+    expect(refused.status).toBe(423);
+    expect(refused.body).toMatchObject({ success: false, page_id: 'rec', error: expect.any(String) });
+    await w.call('DELETE', '/api/v1/ops/rec/lease', { lease: lease.body.lease_token });
+    const ok = await control('POST', cookie, { page_id: 'rec' });
+    expect(ok.status).toBe(200);
+  });
+
+  test('another viewer in control: 423 until it hands back', async () => {
+    const a = await session();
+    const b = await session();
+    expect((await control('POST', a, { page_id: 'rec' })).status).toBe(200);
+    const refused = await control('POST', b, { page_id: 'rec' });
+    expect(refused.status).toBe(423);
+    expect(refused.body.error).toMatch(/another viewer/i);
+    expect((await control('GET', b)).body).toMatchObject({ controlled: true, by_you: false });
+    expect((await control('GET', a)).body).toMatchObject({ controlled: true, by_you: true });
+  });
+
+  test('bad requests: no page id 400, an unknown page 404, no auth 401', async () => {
+    const cookie = await session();
+    const none = await control('POST', cookie, {});
+    expect(none.status).toBe(400);
+    expect(none.body).toMatchObject({ success: false, page_id: null });
+    const unknown = await control('POST', cookie, { page_id: 'ghost' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ success: false, error: 'Page not found', page_id: 'ghost' });
+    for (const method of ['GET', 'POST', 'DELETE']) {
+      const body = method === 'POST' ? { page_id: 'rec' } : undefined;
+      const r = await w.call<Body>(method, '/vnc/control', { auth: false, body });
+      expect(r.status).toBe(401);
+      expect(r.body).toEqual({ detail: 'Invalid API key' });
+    }
+  });
+
+  test('the lease is renewed while the viewer stays connected; closing it hands control back after the grace', async () => {
+    const cookie = await session();
+    let v = await viewer(cookie);
+    expect((await control('POST', cookie, { page_id: 'rec' })).status).toBe(200);
+    // A reconnect within the grace keeps control.
+    await v.close();
+    await sleep(500);
+    v = await viewer(cookie);
+    // Well past the lease's own ttl: renewed while the viewer is connected, without any call.
+    await sleep(Math.max(GRACE_S, LEASE_S) * 2000 + 1000);
+    const held = await control('GET', cookie);
+    expect(held.body).toMatchObject({ controlled: true, by_you: true, page_id: 'rec' });
+    expect(held.body.lease_expires_in).toBeGreaterThan(0);
+    const api = await w.call<Body>('POST', '/api/v1/ops/rec/navigate', { body: { url: RECORDER } });
+    expect(api.status).toBe(423);
+
+    const closedAt = Date.now();
+    await v.close();
+    expect((await control('GET', cookie)).body).toMatchObject({ controlled: true });
+    const released = await until(
+      () => control('GET', cookie),
+      (r) => r.body.controlled === false,
+      GRACE_S * 1000 + 10_000,
+    );
+    expect(released.body.controlled).toBe(false);
+    expect(Date.now() - closedAt).toBeGreaterThanOrEqual(GRACE_S * 1000 - 200);
+    // The lease went with it: the API works on the page again.
+    const nav = await w.call<Body>('POST', '/api/v1/ops/rec/navigate', { body: { url: RECORDER } });
+    expect(nav.status).toBe(200);
+  });
+
+  test('a bearer caller without a session gets one with control; its viewer then drives', async () => {
+    const r = await control('POST', null, { page_id: 'rec' });
+    expect(r.status).toBe(200);
+    const cookie = (r.headers.get('set-cookie') as string).split(';')[0] as string;
+    const v = await viewer(cookie);
+    expect((await control('GET', cookie)).body).toMatchObject({ by_you: true });
+    v.click(X, Y);
+    const events = await until(
+      () => seen('rec'),
+      (s) => s.length >= 1,
+    );
+    expect(events).toEqual([['click', X, Y, true]]);
+    await v.close();
+    const nav = await w.call<Body>('POST', '/api/v1/ops/rec/navigate', { body: { url: RECORDER } });
+    expect(nav.status).toBe(423);
   });
 });

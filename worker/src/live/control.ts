@@ -7,7 +7,7 @@ export interface ControlOptions {
   logger: Logger;
   /** How long control survives its viewer's last WebSocket closing. */
   graceMs: number;
-  /** The lease's ttl; renewed every `renewMs` while the viewer stays connected. */
+  /** The lease's ttl; renewed every `renewMs` while control lasts. */
   leaseTtlS: number;
   renewMs: number;
   /** Open WebSockets of a viewer session. */
@@ -145,10 +145,12 @@ export class LiveControl {
     this.release('worker stopping');
   }
 
+  /**
+   * Renews the lease like a call using it would, while control lasts: the viewer is connected
+   * or within its grace (which ends control itself). current() renews it as it checks it.
+   */
   private tick(): void {
-    const h = this.current();
-    // While the viewer is connected the lease is renewed like a call using it would.
-    if (h && this.o.socketsOf(h.sessionId) > 0) this.leaseStands(h);
+    this.current();
   }
 
   /** Whether the lease is still ours (renewing it); false once gone or taken by another. */

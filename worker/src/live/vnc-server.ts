@@ -54,10 +54,27 @@ export async function liveVncTarget(o: {
   }
 }
 
-/** `LIVE_CONTROL_GRACE_SECONDS` (default 10): how long control outlives its viewer. */
-export function graceFromEnv(env: NodeJS.ProcessEnv): number | undefined {
-  const raw = env.LIVE_CONTROL_GRACE_SECONDS;
+function seconds(raw: string | undefined, min: number): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   const s = Number(raw);
-  return Number.isFinite(s) && s >= 0 && s <= 3600 ? s * 1000 : undefined;
+  return Number.isFinite(s) && s >= min && s <= 3600 ? s : undefined;
+}
+
+/**
+ * Control timing from the environment: `LIVE_CONTROL_GRACE_SECONDS` (default 10), how long
+ * control outlives its viewer's last WebSocket; `LIVE_CONTROL_LEASE_SECONDS` (default 60), the
+ * lease's ttl, renewed every third of it (at most every 10 s) while the viewer is connected.
+ */
+export function controlTimingFromEnv(env: NodeJS.ProcessEnv): {
+  graceMs?: number;
+  leaseTtlS?: number;
+  renewMs?: number;
+} {
+  const grace = seconds(env.LIVE_CONTROL_GRACE_SECONDS, 0);
+  const ttl = seconds(env.LIVE_CONTROL_LEASE_SECONDS, 1);
+  return {
+    graceMs: grace === undefined ? undefined : grace * 1000,
+    leaseTtlS: ttl,
+    renewMs: ttl === undefined ? undefined : Math.min(10_000, (ttl * 1000) / 3),
+  };
 }
