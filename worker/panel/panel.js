@@ -24,6 +24,8 @@
     pageCount: 0,
     initialized: null,
     busy: { start: false, stop: false, create: false, destroy: false, navigate: false },
+    /** The live view: a viewer session (cookie) exists, and the last GET /vnc/control. */
+    live: { session: false, control: null, taking: false },
   };
 
   // ---------------------------------------------------------------- small helpers
@@ -108,7 +110,8 @@
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(), timeoutMs);
     try {
-      const res = await fetch(API + path, {
+      // The live view's routes live beside the API, under /vnc/ (session cookie + bearer).
+      const res = await fetch(path.startsWith('/vnc/') ? path : API + path, {
         method,
         headers,
         body: payload,
@@ -182,6 +185,8 @@
     renderKey();
     updateButtons();
     if (key) restartShots();
+    if (key) void startLive();
+    else void endLive();
   }
 
   function renderKey() {
@@ -381,6 +386,7 @@
       el('td', { className: 'url-cell', title: url }, url),
       el('td', { className: 'lease-cell' }, lease),
       el('td', { className: 'num' }, text(p.error_count)),
+      el('td', { className: 'live-cell' }, controlCell(id)),
     );
     tr.addEventListener('click', () => choose(id));
     tr.addEventListener('keydown', (ev) => {
@@ -407,8 +413,15 @@
     if (document.hidden) return; // resumed by visibilitychange
     statusRunning = true;
     const startedAt = performance.now();
-    Promise.all([api('GET', '/system/status'), api('GET', '/system/status/pages')])
-      .then(([nav, pool]) => {
+    const live =
+      state.key && state.live.session
+        ? api('GET', '/vnc/control', { auth: true })
+        : Promise.resolve(null);
+    Promise.all([api('GET', '/system/status'), api('GET', '/system/status/pages'), live])
+      .then(([nav, pool, control]) => {
+        if (control && control.ok) state.live.control = control.body;
+        else if (control && control.status === 401) state.live.session = false;
+        renderLive();
         renderNav(nav);
         renderPool(pool, startedAt);
         updateButtons();
@@ -624,6 +637,124 @@
     });
   });
 
+  // ---------------------------------------------------------------- live view (noVNC)
+
+  const LIVE_SRC = '/vnc/?embed=1';
+
+  function setLiveStatus(message, cls) {
+    const s = $('live-status');
+    s.className = cls || 'muted';
+    s.textContent = message;
+  }
+
+  /** Trades the key for the live view's session cookie, then shows the viewer beside the pool. */
+  async function startLive() {
+    if (!state.key) return;
+    const r = await api('POST', '/vnc/session', { auth: true, timeoutMs: 10000 });
+    if (!r.ok) {
+      state.live.session = false;
+      if (r.status === 401) setLiveStatus('The live view needs a valid API key.', 'error-text');
+      else setLiveStatus(r.message, 'error-text');
+      return;
+    }
+    state.live.session = true;
+    const frame = $('live-frame');
+    if (frame.getAttribute('src') !== LIVE_SRC) frame.setAttribute('src', LIVE_SRC);
+    frame.hidden = false;
+    renderLive();
+    refreshStatus();
+  }
+
+  async function endLive() {
+    const frame = $('live-frame');
+    frame.hidden = true;
+    frame.setAttribute('src', 'about:blank');
+    if (state.live.session) await api('DELETE', '/vnc/session', { timeoutMs: 5000 });
+    state.live.session = false;
+    state.live.control = null;
+    setLiveStatus('Enter the API key to watch the browser.');
+    $('handback-btn').disabled = true;
+  }
+
+  function renderLive() {
+    const c = state.live.control;
+    const back = $('handback-btn');
+    back.disabled = !(state.key && c && c.controlled);
+    if (!state.live.session) return;
+    if (c && c.controlled && c.by_you) {
+      setLiveStatus(
+        'You are in control of page ' +
+          text(c.page_id) +
+          ': API calls to it get 423 until you hand it back.',
+        'controlled',
+      );
+    } else if (c && c.controlled) {
+      setLiveStatus('Page ' + text(c.page_id) + ' is controlled by another viewer.', 'controlled');
+    } else {
+      setLiveStatus('Watching (read-only). "Take control" on a page lets you drive it.');
+    }
+  }
+
+  function controlCell(id) {
+    const c = state.live.control;
+    if (c && c.controlled && c.page_id === id) {
+      return el(
+        'span',
+        { className: 'badge leased' },
+        c.by_you ? 'you are in control' : 'another viewer',
+      );
+    }
+    const b = el(
+      'button',
+      { className: 'control-btn', attrs: { type: 'button', 'data-take': id } },
+      'Take control',
+    );
+    let reason = '';
+    if (!state.key) reason = 'Enter the API key first';
+    else if (!state.live.session) reason = 'The live view is not available';
+    else if (c && c.controlled && !c.by_you) reason = 'Another viewer is in control';
+    b.disabled = Boolean(reason) || state.live.taking;
+    if (reason) b.setAttribute('title', reason);
+    b.addEventListener('click', (ev) => {
+      ev.stopPropagation();
+      void takeControl(id);
+    });
+    b.addEventListener('keydown', (ev) => ev.stopPropagation());
+    return b;
+  }
+
+  async function takeControl(id) {
+    if (state.live.taking) return;
+    state.live.taking = true;
+    try {
+      const r = await api('POST', '/vnc/control', {
+        auth: true,
+        body: { page_id: id },
+        timeoutMs: 45000,
+      });
+      if (!r.ok) return reportFailure('Take control of ' + id, r);
+      state.live.control = r.body;
+      notify('ok', 'You are in control of page ' + id + ': drive it in the live view.');
+      $('live-frame').focus();
+    } finally {
+      state.live.taking = false;
+      renderLive();
+      refreshStatus();
+    }
+  }
+
+  $('handback-btn').addEventListener('click', async () => {
+    const r = await api('DELETE', '/vnc/control', { auth: true });
+    if (!r.ok) return reportFailure('Hand back', r);
+    notify(
+      'ok',
+      r.body.page_id ? 'Page ' + text(r.body.page_id) + ' handed back.' : 'Nothing to hand back.',
+    );
+    state.live.control = null;
+    renderLive();
+    refreshStatus();
+  });
+
   // ---------------------------------------------------------------- identity (persona, version)
 
   async function showIdentity() {
@@ -645,4 +776,5 @@
   refreshStatus();
   void showIdentity();
   if (state.key) void verifyKey(false);
+  if (state.key) void startLive();
 })();

@@ -153,7 +153,9 @@ describe('sessions', () => {
       headers: { cookie: cookie.split(';')[0] as string },
     });
     expect(check.status).toBe(200);
-    const bad = await fetch(`${w.url}/vnc/session`, { headers: { cookie: 'pb_vnc_1=' + 'a'.repeat(64) } });
+    const bad = await fetch(`${w.url}/vnc/session`, {
+      headers: { cookie: 'pb_vnc_1=' + 'a'.repeat(64) },
+    });
     expect(bad.status).toBe(401);
   });
 
@@ -294,7 +296,9 @@ describe('read-only unless in control', () => {
     v.click(960, 600);
     await sleep(1000);
     expect(await seen('rec')).toEqual([]);
-    const again = await w.call<Body>('POST', '/api/v1/ops/rec/navigate', { body: { url: RECORDER } });
+    const again = await w.call<Body>('POST', '/api/v1/ops/rec/navigate', {
+      body: { url: RECORDER },
+    });
     expect(again.status).toBe(200);
     await v.close();
   });
@@ -305,7 +309,11 @@ describe('read-only unless in control', () => {
     const cookie = await session();
     const refused = await control('POST', cookie, { page_id: 'rec' });
     expect(refused.status).toBe(423);
-    expect(refused.body).toMatchObject({ success: false, page_id: 'rec', error: expect.any(String) });
+    expect(refused.body).toMatchObject({
+      success: false,
+      page_id: 'rec',
+      error: expect.any(String),
+    });
     await w.call('DELETE', '/api/v1/ops/rec/lease', { lease: lease.body.lease_token });
     const ok = await control('POST', cookie, { page_id: 'rec' });
     expect(ok.status).toBe(200);

@@ -52,7 +52,8 @@ export class LiveControl {
   /** The current holder, after checking its lease still stands. */
   current(): Held | null {
     const h = this.held;
-    if (h && !this.leaseStands(h)) this.drop('lease lost (page closed, browser restarted or expired)');
+    if (h && !this.leaseStands(h))
+      this.drop('lease lost (page closed, browser restarted or expired)');
     return this.held;
   }
 

@@ -107,7 +107,11 @@ export class LiveView {
     socket.on('error', () => undefined);
     const pathname = (req.url ?? '').split('?')[0];
     if (pathname !== WEBSOCKET_PATH) {
-      return refuse(socket, 404, { success: false, error: `No WebSocket at ${pathname}`, page_id: null });
+      return refuse(socket, 404, {
+        success: false,
+        error: `No WebSocket at ${pathname}`,
+        page_id: null,
+      });
     }
     const why = this.unavailable;
     if (why !== null || !this.bridge) {

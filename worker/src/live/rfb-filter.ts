@@ -32,7 +32,12 @@ export const EXTENDED_MOUSE_BUTTONS = -316;
 /** Clipboard payloads (either way of encoding them) above this end the session. */
 export const MAX_CUT_TEXT = 10 * 1024 * 1024;
 const MAX_SCREENS = 255;
-const INPUT = new Set<number>([MSG.KeyEvent, MSG.PointerEvent, MSG.ClientCutText, MSG.SetDesktopSize]);
+const INPUT = new Set<number>([
+  MSG.KeyEvent,
+  MSG.PointerEvent,
+  MSG.ClientCutText,
+  MSG.SetDesktopSize,
+]);
 
 type Phase = 'version' | 'security' | 'init' | 'messages';
 
