@@ -526,6 +526,11 @@
       setShotStatus('Screenshot failed: the answer carried no PNG', 'error-text');
       return;
     }
+    if (r.status === 423) {
+      // Leased (a person driving it in the live view, or an API client): not an error here.
+      setShotStatus('Page ' + id + ' is leased, so no screenshot: ' + r.message, 'muted');
+      return;
+    }
     setShotStatus('Screenshot of ' + id + ' failed: ' + r.message, 'error-text');
     if (r.status === 401) reportFailure('Screenshot', r);
     else if (r.status === 404) choose(null, r.message);
