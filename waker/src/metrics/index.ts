@@ -1,0 +1,3 @@
+export type { HostRoots } from './host';
+export type { Instance, SamplerOptions } from './sampler';
+export { MetricsSampler, scheduleFor } from './sampler';
