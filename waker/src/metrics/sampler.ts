@@ -126,9 +126,11 @@ export class MetricsSampler {
     const { expression, everySecond } = scheduleFor(this.o.intervalS);
     this.task = cron.schedule(
       expression,
-      () => {
+      // Returning the sample's promise lets noOverlap skip a tick while a slow sample still
+      // runs, instead of queueing readings behind it.
+      async () => {
         if (everySecond && Date.now() - this.lastSampleMs < this.o.intervalS * 1000 - 500) return;
-        this.sampleNow().catch(this.onError);
+        await this.sampleNow().catch(this.onError);
       },
       { name: 'waker-metrics', noOverlap: true },
     );
