@@ -331,6 +331,7 @@
       port: el('td', { className: 'num' }),
       commit: el('td'),
       last: el('td'),
+      usage: el('td', { className: 'num usage-cell', data: { field: 'usage' } }),
       links: el('td', { className: 'links-cell' }),
       actions: el('td', { className: 'actions-cell' }),
     };
@@ -338,7 +339,11 @@
     for (const a of ACTIONS) {
       const b = el(
         'button',
-        { className: a.cls, attrs: { type: 'button' }, data: { action: a.action, persona: name } },
+        {
+          className: a.cls,
+          attrs: { type: 'button', 'aria-label': a.label + ' ' + name },
+          data: { action: a.action, persona: name },
+        },
         a.label,
       );
       b.addEventListener('click', () => void act(name, a));
@@ -387,6 +392,10 @@
     else if (p.last_request) last = ago(p.last_request);
     c.last.title = p.last_request ? localTime(p.last_request) : '';
     setCell(c.last, text(last), () => [last || el('span', { className: 'muted' }, 'none yet')]);
+    const u = latestUsage(text(p.name));
+    const usage = u ? u.cpu_pct.toFixed(1) + ' % · ' + Math.round(u.rss_mb) + ' MB' : '—';
+    c.usage.title = u ? u.procs + ' processes under pid ' + u.pid : 'No sample while down';
+    setCell(c.usage, usage, () => [usage]);
     const base = personaBase(Number(p.port));
     // The key travels in the fragment: a browser never sends it to the server, so it ends up
     // in no request log.
@@ -408,6 +417,13 @@
       ),
     ]);
     for (const a of ACTIONS) updateButton(row.buttons[a.action], p, a);
+  }
+
+  /** The persona's numbers in the newest metrics sample, or null while it is down. */
+  function latestUsage(name) {
+    const m = state.metrics;
+    const last = m && m.samples.length ? m.samples[m.samples.length - 1] : null;
+    return last && last.instances ? last.instances[name] || null : null;
   }
 
   function updateButton(b, p, a) {
@@ -628,6 +644,7 @@
     if (r.ok && r.body && Array.isArray(r.body.samples)) {
       state.metrics = r.body;
       renderHost();
+      if (state.personas) renderPersonas();
       renderMetricCharts();
     } else if (!r.ok && r.status !== 401 && r.status !== 0) {
       $('host-summary').textContent = 'Reading the metrics failed: ' + r.message;

@@ -310,6 +310,11 @@ test('rows, links, buttons with the bearer, and plots', async () => {
   const legend = await page.$eval('[data-chart="cpu"] .u-legend', (e) => e.textContent);
   expect(legend).toContain('alice');
   expect(legend).toContain('host');
+  // Each row shows its persona's newest numbers; a persona that is down has none.
+  const usage = (name: string) =>
+    page.$eval(`tr[data-persona="${name}"] [data-field="usage"]`, (e) => e.textContent);
+  expect(await usage('alice')).toMatch(/^\d+\.\d % · \d+ MB$/);
+  expect(await usage('bob')).toBe('—');
   // The host card shows the latest sample.
   expect(await page.$eval('#host-details', (e) => (e as HTMLElement).innerText)).toMatch(
     /Memory used\s+\d+ of \d+ MB/,
