@@ -9,6 +9,7 @@ export default tseslint.config(
       'node_modules/**',
       'coverage/**',
       'worker/panel/**',
+      'waker/panel/**',
       '**/jest.config.js',
       'jest.*.js',
     ],

@@ -27,6 +27,8 @@ export interface SystemDeps {
   persona: string | null;
   repoRoot: string;
   wakerUrl: string;
+  /** Sent to the waker as the bearer token: the waker's API takes the same service key. */
+  serviceKey: string | null;
   /** Graceful shutdown of the whole process, after the reply has gone out. */
   shutdown: () => void;
 }
@@ -149,15 +151,29 @@ export function systemRoutes(d: SystemDeps): AnyRoute[] {
       summary: 'Host and persona samples from the waker (404 when the waker is not running)',
       response: envelope(metricsFields),
       handler: async () => {
-        let body: unknown;
+        const url = `${d.wakerUrl}${WAKER_METRICS_PATH}`;
+        let res: Response;
         try {
-          const res = await fetch(`${d.wakerUrl}${WAKER_METRICS_PATH}`, {
+          res = await fetch(url, {
+            headers: d.serviceKey ? { Authorization: `Bearer ${d.serviceKey}` } : {},
             signal: AbortSignal.timeout(3_000),
           });
-          if (!res.ok) throw new Error(`waker answered ${res.status}`);
-          body = await res.json();
         } catch {
           throw new NotFound(`Metrics unavailable: the waker is not running at ${d.wakerUrl}`);
+        }
+        if (!res.ok) {
+          await res.body?.cancel().catch(() => undefined);
+          throw new NotFound(
+            res.status === 401
+              ? `Metrics unavailable: the waker at ${d.wakerUrl} refused this worker's SERVICE_KEY (401)`
+              : `Metrics unavailable: the waker at ${d.wakerUrl} answered ${res.status}`,
+          );
+        }
+        let body: unknown;
+        try {
+          body = await res.json();
+        } catch {
+          throw new NotFound(`Metrics unavailable: the waker at ${d.wakerUrl} answered no JSON`);
         }
         const checked: ValidationResult<MetricsBody> = metricsBodySchema.validate(body, {
           stripUnknown: true,

@@ -1,0 +1,20 @@
+/**
+ * The waker's metrics and workload numbers.
+ *
+ * Wiring in the waker's main:
+ *
+ *   const sampler = new MetricsSampler({
+ *     intervalS: config.metricsInterval, // METRICS_INTERVAL, default 15
+ *     windowS: config.metricsWindow, // METRICS_WINDOW, default 600
+ *     instances: () => fleet.instances(), // [{ name, pid: host pid of the tree's root | null }]
+ *     onError: (err) => logger.warn(`metrics sample failed: ${String(err)}`),
+ *   });
+ *   sampler.start(); // and sampler.stop() on shutdown
+ *   // GET /api/metrics           → sampler.body()
+ *   // GET /api/personas/:name/requests?hours=N → requestsPerHour(personaDir, N)
+ */
+export type { HostRoots } from './host';
+export type { HourCount } from './requests';
+export { MAX_HOURS, requestsPerHour } from './requests';
+export type { Instance, SamplerOptions } from './sampler';
+export { MetricsSampler, scheduleFor } from './sampler';

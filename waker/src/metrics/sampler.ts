@@ -1,0 +1,238 @@
+import cron from 'node-cron';
+import type { ScheduledTask } from 'node-cron';
+import type {
+  InstanceSample,
+  MetricsBody,
+  MetricsSample,
+  SystemSample,
+} from '@persona-browser/contracts';
+import type { HostRoots } from './host';
+import {
+  REAL_HOST,
+  pageSizeKb,
+  readCpu,
+  readLoad,
+  readMem,
+  readProcesses,
+  readPssKb,
+  readTemp,
+} from './host';
+import type { CpuTimes, LoadAvg, MemInfo, ProcStat } from './parse';
+import { processCpuPct, processTree, procKey, systemCpuPct, ticksSince } from './parse';
+
+export interface Instance {
+  name: string;
+  /** Host pid of the root of the persona's process tree; null while the persona is down. */
+  pid: number | null;
+}
+
+export interface SamplerOptions {
+  /** Seconds between samples: a whole number ≥ 1. */
+  intervalS: number;
+  /** Seconds of samples kept. */
+  windowS: number;
+  instances: () => Instance[];
+  /** A sample that could not be taken (default: one line on stderr). */
+  onError?: (err: unknown) => void;
+  /** Where /proc and /sys are (tests). */
+  roots?: HostRoots;
+}
+
+/** One reading of the host's counters: what the next sample's deltas start from. */
+interface Reading {
+  cpu: CpuTimes;
+  /** utime + stime of every process of the host, by procKey. */
+  ticks: Map<string, number>;
+}
+
+const round1 = (n: number): number => Math.round(n * 10) / 10;
+const round2 = (n: number): number => Math.round(n * 100) / 100;
+
+/**
+ * The cron expression (node-cron, with a seconds field) for an interval. Intervals that divide
+ * a minute (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30 s) or an hour in whole minutes fire on their
+ * own schedule, aligned to the clock. Any other interval (7 s, 45 s, 90 s…) cannot be written
+ * as one evenly spaced cron step (`*\/7` restarts at every minute, leaving a 4 s gap), so it
+ * gets a per-second tick that samples when the interval has passed since the last sample.
+ */
+export function scheduleFor(intervalS: number): { expression: string; everySecond: boolean } {
+  if (intervalS < 60 && 60 % intervalS === 0) {
+    return {
+      expression: intervalS === 1 ? '* * * * * *' : `*/${intervalS} * * * * *`,
+      everySecond: false,
+    };
+  }
+  const minutes = intervalS / 60;
+  if (Number.isInteger(minutes) && minutes <= 60 && 60 % minutes === 0) {
+    return {
+      expression: minutes === 1 ? '0 * * * * *' : `0 */${minutes} * * * *`,
+      everySecond: false,
+    };
+  }
+  return { expression: '* * * * * *', everySecond: true };
+}
+
+/**
+ * The waker's metrics: every `intervalS` seconds one sample of the host (CPU from /proc/stat
+ * deltas, memory from /proc/meminfo, load, the hottest thermal zone) and of each persona's
+ * whole process tree under its root pid (found through the ppid links of /proc/<pid>/stat),
+ * kept for `windowS` seconds.
+ *
+ * Per persona: `cpu_pct` is the utime + stime the tree's processes used since the previous
+ * sample, as a share of one core (summed over cores, so it can exceed 100); `rss_mb` is the
+ * tree's resident memory counted as PSS (/proc/<pid>/smaps_rollup: pages shared between
+ * processes, such as Chromium's shared libraries and shared memory, split among them), because
+ * a plain RSS sum counts each shared page once per process and overstates a multi-process
+ * browser several times over. A process whose smaps_rollup cannot be read (another user,
+ * kernel before 4.14) adds its RSS instead. Reading smaps_rollup walks the process's page
+ * tables: about a millisecond per Chromium process, once per interval.
+ */
+export class MetricsSampler {
+  private readonly roots: HostRoots;
+  private readonly onError: (err: unknown) => void;
+  private samples: MetricsSample[] = [];
+  private task: ScheduledTask | null = null;
+  private previous: Reading | null = null;
+  /** Readings run one at a time, in order (cron ticks and sampleNow alike). */
+  private chain: Promise<unknown> = Promise.resolve();
+  private lastSampleMs = 0;
+  private running = false;
+
+  constructor(private readonly o: SamplerOptions) {
+    if (!Number.isInteger(o.intervalS) || o.intervalS < 1) {
+      throw new RangeError(
+        `metrics interval must be a whole number of seconds ≥ 1, not ${o.intervalS}`,
+      );
+    }
+    if (!Number.isFinite(o.windowS) || o.windowS < o.intervalS) {
+      throw new RangeError(
+        `metrics window (${o.windowS} s) must be at least the interval (${o.intervalS} s)`,
+      );
+    }
+    this.roots = o.roots ?? REAL_HOST;
+    this.onError =
+      o.onError ??
+      ((err) =>
+        process.stderr.write(`metrics sample failed: ${(err as Error)?.message ?? String(err)}\n`));
+  }
+
+  /** Takes the baseline reading now and samples on the schedule from then on. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.enqueue(async () => {
+      this.previous = await this.read();
+    }).catch(this.onError);
+    const { expression, everySecond } = scheduleFor(this.o.intervalS);
+    this.task = cron.schedule(
+      expression,
+      // Returning the sample's promise lets noOverlap skip a tick while a slow sample still
+      // runs, instead of queueing readings behind it.
+      async () => {
+        if (everySecond && Date.now() - this.lastSampleMs < this.o.intervalS * 1000 - 500) return;
+        await this.sampleNow().catch(this.onError);
+      },
+      { name: 'waker-metrics', noOverlap: true },
+    );
+  }
+
+  stop(): void {
+    this.running = false;
+    const task = this.task;
+    this.task = null;
+    if (task) void Promise.resolve(task.destroy()).catch(this.onError);
+  }
+
+  body(): MetricsBody {
+    return { interval_s: this.o.intervalS, window_s: this.o.windowS, samples: [...this.samples] };
+  }
+
+  /** Takes one sample now (after any reading in flight) and adds it to the window. */
+  sampleNow(): Promise<MetricsSample> {
+    return this.enqueue(async () => {
+      this.lastSampleMs = Date.now();
+      const ts = Math.round(this.lastSampleMs / 1000);
+      const prev = this.previous ?? (await this.read());
+      const [cpu, procs, mem, load, temp] = await Promise.all([
+        readCpu(this.roots),
+        readProcesses(this.roots),
+        readMem(this.roots),
+        readLoad(this.roots),
+        readTemp(this.roots),
+      ]);
+      const cur: Reading = { cpu, ticks: ticksByKey(procs) };
+      const sample: MetricsSample = {
+        ts,
+        system: this.system(prev, cur, mem, load, temp),
+        instances: await this.instances(prev, cur, procs),
+      };
+      this.previous = cur;
+      this.add(sample);
+      return sample;
+    });
+  }
+
+  private enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(work);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  private add(sample: MetricsSample): void {
+    this.samples.push(sample);
+    const oldest = sample.ts - this.o.windowS;
+    const keepFrom = this.samples.findIndex((s) => s.ts > oldest);
+    if (keepFrom > 0) this.samples = this.samples.slice(keepFrom);
+  }
+
+  private async read(): Promise<Reading> {
+    const [cpu, procs] = await Promise.all([readCpu(this.roots), readProcesses(this.roots)]);
+    return { cpu, ticks: ticksByKey(procs) };
+  }
+
+  private system(
+    prev: Reading,
+    cur: Reading,
+    mem: MemInfo,
+    load: LoadAvg,
+    temp: number | null,
+  ): SystemSample {
+    return {
+      cpu_pct: round1(systemCpuPct(prev.cpu, cur.cpu)),
+      mem_total_mb: round1(mem.totalKb / 1024),
+      mem_used_mb: round1((mem.totalKb - mem.availableKb) / 1024),
+      load1: load.load1,
+      load5: load.load5,
+      temp_c: temp === null ? null : round1(temp),
+    };
+  }
+
+  private async instances(
+    prev: Reading,
+    cur: Reading,
+    procs: ProcStat[],
+  ): Promise<Record<string, InstanceSample | null>> {
+    const out: Record<string, InstanceSample | null> = {};
+    for (const { name, pid } of this.o.instances()) {
+      const tree = pid === null ? [] : processTree(procs, pid);
+      if (pid === null || tree.length === 0) {
+        out[name] = null;
+        continue;
+      }
+      const memKb = await Promise.all(
+        tree.map(async (p) => (await readPssKb(p.pid, this.roots)) ?? p.rssPages * pageSizeKb()),
+      );
+      out[name] = {
+        pid,
+        procs: tree.length,
+        cpu_pct: round1(processCpuPct(ticksSince(tree, prev.ticks), prev.cpu, cur.cpu)),
+        rss_mb: round2(memKb.reduce((a, b) => a + b, 0) / 1024),
+      };
+    }
+    return out;
+  }
+}
+
+function ticksByKey(procs: ProcStat[]): Map<string, number> {
+  return new Map(procs.map((p) => [procKey(p), p.ticks]));
+}
