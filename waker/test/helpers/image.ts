@@ -173,7 +173,8 @@ export async function startPersonaContainer(o: PersonaContainerOptions): Promise
   });
   await container.start();
   const info = await container.inspect();
-  const ip = info.NetworkSettings.IPAddress;
+  const networks = info.NetworkSettings.Networks ?? {};
+  const ip = networks.bridge?.IPAddress ?? Object.values(networks)[0]?.IPAddress;
   if (!ip) throw new Error(`container ${name} has no bridge address`);
   return { id: info.Id, name, container, ip, url: `http://${ip}:${WORKER_PORT}` };
 }
