@@ -7,8 +7,8 @@
 # build; they are trusted by apt, curl and npm here and by the system store of the image.
 ARG BASE=node:22-bookworm-slim
 
-# ---- build: Node 22, the workspaces' dependencies, the TypeScript build ----
-FROM ${BASE} AS build
+# ---- node: Node 22 and npm on the base ----
+FROM ${BASE} AS node
 ARG NODE_MAJOR=22
 ARG NPM_MAJOR=10
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
@@ -39,8 +39,23 @@ RUN set -eu; \
     rm -rf /tmp/node /var/lib/apt/lists/*; \
     node --version; npm --version
 
+# ---- deps: the production dependencies only (rebuilt only when a manifest changes) ----
+FROM node AS deps
 WORKDIR /app
-# Dependencies first: this layer is rebuilt only when a package.json or the lockfile changes.
+COPY package.json package-lock.json ./
+COPY contracts/package.json contracts/
+COPY plugin-sdk/package.json plugin-sdk/
+COPY xvfb/package.json xvfb/
+COPY worker/package.json worker/
+COPY plugins/package.json plugins/
+COPY waker/package.json waker/
+COPY supervisor/package.json supervisor/
+RUN if [ -s /tmp/extra-ca.pem ]; then export NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem; fi; \
+    npm ci --omit=dev --no-audit --no-fund --loglevel=error
+
+# ---- build: every dependency, then the TypeScript build; only the built app leaves ----
+FROM node AS build
+WORKDIR /app
 COPY package.json package-lock.json ./
 COPY contracts/package.json contracts/
 COPY plugin-sdk/package.json plugin-sdk/
@@ -53,9 +68,7 @@ RUN if [ -s /tmp/extra-ca.pem ]; then export NODE_EXTRA_CA_CERTS=/tmp/extra-ca.p
     npm ci --no-audit --no-fund --loglevel=error
 COPY . .
 RUN npx tsc -b \
-    && if [ -s /tmp/extra-ca.pem ]; then export NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem; fi \
-    && npm prune --omit=dev --no-audit --no-fund --loglevel=error \
-    && rm -rf docker/certs ./*/test ./*/bench ./*/testkit ./*/dist-bench
+    && rm -rf node_modules ./*/node_modules docker/certs ./*/test ./*/bench ./*/testkit ./*/dist-bench
 
 # ---- runtime: Chromium, Xvfb, x11vnc, tini, and the built app ----
 FROM ${BASE}
@@ -76,7 +89,8 @@ RUN shopt -s nullglob; \
 RUN groupadd --gid 10001 persona \
     && useradd --uid 10001 --gid persona --create-home --shell /usr/sbin/nologin persona \
     && mkdir -p /persona && chown persona:persona /persona
-COPY --from=build /usr/local/bin/node /usr/local/bin/node
+COPY --from=node /usr/local/bin/node /usr/local/bin/node
+COPY --from=deps /app/node_modules /app/node_modules
 COPY --from=build /app /app
 WORKDIR /app
 ENV PORT=5000 \

@@ -42,5 +42,16 @@ else
 fi
 export LOGNAME=$USER
 
-exec setpriv --reuid="$uid" --regid="$gid" --clear-groups \
-  --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"
+drop=(setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all --bounding-set=-all
+  --no-new-privs --)
+
+# Chromium's sandbox puts its renderers in new user, PID and network namespaces. Docker's
+# default seccomp profile refuses that to non-root users: say so plainly, once, at the start.
+if [ "${CHROME_NO_SANDBOX:-false}" != true ] &&
+  ! "${drop[@]}" unshare --user --pid --net --fork true 2>/dev/null; then
+  echo "persona-browser: this container refuses user namespaces, so Chromium's sandbox cannot" \
+    "start: run it with --security-opt seccomp=<docker/seccomp-chromium.json> (the waker does)," \
+    "or opt out with CHROME_NO_SANDBOX=true" >&2
+fi
+
+exec "${drop[@]}" "$@"

@@ -13,6 +13,7 @@ import {
   STOP_TIMEOUT_S,
   containerLogs,
   containerPids,
+  dockerCli,
   dockerClient,
   ensurePersonaImage,
   httpRequest,
@@ -143,6 +144,15 @@ describe('persona image', () => {
     expect(status.status).toBe(200);
     expect(status.json).toMatchObject({ initialized: true, browser_context_active: true });
 
+    // Memory as `docker stats` counts it (page cache that can be dropped left out), idle.
+    await new Promise((r) => setTimeout(r, 3_000));
+    const stats = (await first.container.stats({ stream: false })) as unknown as {
+      memory_stats: { usage: number; stats: Record<string, number> };
+    };
+    const m = stats.memory_stats;
+    const cache = m.stats.total_inactive_file ?? m.stats.inactive_file ?? 0;
+    process.stdout.write(`container idle memory: ${Math.round((m.usage - cache) / 2 ** 20)} MiB\n`);
+
     const ping = await httpRequest(`${first.url}/api/v1/system/ping`, { timeoutMs: 10_000 });
     expect(ping.status).toBe(200);
     expect(ping.json).toMatchObject({ status: 'alive', persona: 'persona' });
@@ -226,6 +236,76 @@ describe('persona image', () => {
     await c.container.stop();
     expect(exitType()).toBe('Normal');
     expect(containerPids(c.id)).toEqual([]);
+  });
+
+  test('a folder owned by a host user: the worker runs as that user; persona.env can opt out of the sandbox', async () => {
+    const own = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-image-owned-'));
+    try {
+      fs.writeFileSync(path.join(own, 'persona.env'), 'CHROME_NO_SANDBOX=true\n');
+      fs.chownSync(path.join(own, 'persona.env'), 4321, 4321);
+      fs.chownSync(own, 4321, 4321);
+      const c = await startPersonaContainer({
+        image,
+        fleet: FLEET,
+        persona: 'owned',
+        dir: own,
+        env: { SERVICE_KEY: KEY },
+      });
+      await waitWorkerReady(c.url, 90_000);
+      const procs = containerPids(c.id).map((pid) => ({ pid, ...procInfo(pid) }));
+      const worker = procs.find((p) => p.argv.some((a) => a.endsWith('worker/dist/main.js')));
+      expect(worker?.uid).toBe(4321);
+      const browser = procs.find(
+        (p) => /chromium/.test(p.argv[0] ?? '') && !p.argv.some((a) => a.startsWith('--type=')),
+      );
+      expect(browser?.argv).toContain('--no-sandbox');
+      await c.container.stop();
+      expect(owners(own).filter((f) => f.uid !== 4321)).toEqual([]);
+    } finally {
+      fs.rmSync(own, { recursive: true, force: true });
+    }
+  });
+
+  test("under Docker's default seccomp profile the sandbox cannot start, and the log says why", async () => {
+    const bare = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-image-bare-'));
+    try {
+      const c = await startPersonaContainer({
+        image,
+        fleet: FLEET,
+        persona: 'bare',
+        dir: bare,
+        env: { SERVICE_KEY: KEY },
+        seccompProfile: false,
+      });
+      let logs = '';
+      for (let i = 0; i < 150 && !/browser failed to start/.test(logs); i += 1) {
+        await new Promise((r) => setTimeout(r, 200));
+        logs = await containerLogs(c.container);
+      }
+      expect(logs).toMatch(/browser failed to start/);
+      const status = await httpRequest(`${c.url}/api/v1/system/status`);
+      expect(status.json).toMatchObject({ initialized: false });
+      expect(logs).toMatch(/refuses user namespaces.*seccomp.*CHROME_NO_SANDBOX=true/s);
+      await c.container.stop();
+    } finally {
+      fs.rmSync(bare, { recursive: true, force: true });
+    }
+  });
+
+  test('any other command runs as given, as root, without the worker settings (the waker)', async () => {
+    const out = await dockerCli([
+      'run',
+      '--rm',
+      '--label',
+      `persona-browser.fleet=${FLEET}`,
+      image,
+      'node',
+      '-e',
+      'console.log(JSON.stringify({ uid: process.getuid(), dir: process.env.PERSONA_DIR ?? null, node: process.versions.node }))',
+    ]);
+    const seen = JSON.parse(out.trim()) as { uid: number; dir: string | null; node: string };
+    expect(seen).toMatchObject({ uid: 0, dir: null });
+    expect(seen.node).toMatch(/^22\./);
   });
 
   test('the containers of this test are found by their labels', async () => {

@@ -135,6 +135,8 @@ export interface PersonaContainerOptions {
   cmd?: string[];
   memoryMb?: number;
   cpus?: number;
+  /** Our seccomp profile (default); false leaves Docker's default profile in force. */
+  seccompProfile?: boolean;
 }
 
 export interface PersonaContainer {
@@ -165,7 +167,7 @@ export async function startPersonaContainer(o: PersonaContainerOptions): Promise
     HostConfig: {
       Binds: [`${o.dir}:/persona`],
       ShmSize: SHM_BYTES,
-      SecurityOpt: [seccompOption()],
+      SecurityOpt: o.seccompProfile === false ? [] : [seccompOption()],
       ExtraHosts: ['host.docker.internal:host-gateway'],
       Memory: o.memoryMb ? o.memoryMb * 1024 * 1024 : undefined,
       NanoCpus: o.cpus ? Math.round(o.cpus * 1e9) : undefined,
