@@ -68,7 +68,7 @@ RUN if [ -s /tmp/extra-ca.pem ]; then export NODE_EXTRA_CA_CERTS=/tmp/extra-ca.p
     npm ci --no-audit --no-fund --loglevel=error
 COPY . .
 RUN npx tsc -b \
-    && rm -rf node_modules ./*/node_modules docker/certs ./*/test ./*/bench ./*/testkit ./*/dist-bench
+    && rm -rf node_modules ./*/node_modules docker/certs
 
 # ---- runtime: Chromium, Xvfb, x11vnc, tini, and the built app ----
 FROM ${BASE}

@@ -20,6 +20,12 @@ done
 
 if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 
+# One build at a time on this machine (parallel test runs): a waiting one finds the image made.
+if command -v flock >/dev/null; then
+  exec 9>"/tmp/persona-base-image.lock"
+  flock 9
+fi
+
 if [ "$force" -eq 0 ] && docker image inspect "$tag" >/dev/null 2>&1; then
   echo "base-image: $tag already exists (--force rebuilds it)"
   exit 0

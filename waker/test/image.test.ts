@@ -209,7 +209,8 @@ describe('persona image', () => {
     const logs = await containerLogs(c.container);
     expect(logs).toMatch(/"message":"stopped"/);
 
-    // The folder was root's (this test made it): the image's user took it over, as a whole.
+    // Made by root (CI), the folder was handed to the image's user as a whole; made by a user,
+    // it stays that user's. Either way one owner, not root, for every file.
     const files = owners(dir);
     const folderUid = fs.statSync(dir).uid;
     expect(folderUid).not.toBe(0);
@@ -240,10 +241,15 @@ describe('persona image', () => {
 
   test('a folder owned by a host user: the worker runs as that user; persona.env can opt out of the sandbox', async () => {
     const own = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-image-owned-'));
+    // Run as root (CI), the folder is handed to a user the image does not know; run as a user,
+    // it is that user's already.
+    const uid = process.getuid?.() === 0 ? 4321 : (process.getuid?.() ?? 4321);
     try {
       fs.writeFileSync(path.join(own, 'persona.env'), 'CHROME_NO_SANDBOX=true\n');
-      fs.chownSync(path.join(own, 'persona.env'), 4321, 4321);
-      fs.chownSync(own, 4321, 4321);
+      if (process.getuid?.() === 0) {
+        fs.chownSync(path.join(own, 'persona.env'), uid, uid);
+        fs.chownSync(own, uid, uid);
+      }
       const c = await startPersonaContainer({
         image,
         fleet: FLEET,
@@ -254,13 +260,13 @@ describe('persona image', () => {
       await waitWorkerReady(c.url, 90_000);
       const procs = containerPids(c.id).map((pid) => ({ pid, ...procInfo(pid) }));
       const worker = procs.find((p) => p.argv.some((a) => a.endsWith('worker/dist/main.js')));
-      expect(worker?.uid).toBe(4321);
+      expect(worker?.uid).toBe(uid);
       const browser = procs.find(
         (p) => /chromium/.test(p.argv[0] ?? '') && !p.argv.some((a) => a.startsWith('--type=')),
       );
       expect(browser?.argv).toContain('--no-sandbox');
       await c.container.stop();
-      expect(owners(own).filter((f) => f.uid !== 4321)).toEqual([]);
+      expect(owners(own).filter((f) => f.uid !== uid)).toEqual([]);
     } finally {
       fs.rmSync(own, { recursive: true, force: true });
     }
