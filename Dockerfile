@@ -4,7 +4,7 @@
 #          Debian rootfs works too (scripts/base-image.sh): Node 22 and npm 10 are then fetched
 #          from the npm registry.
 # Optional extra CA (a TLS-intercepting proxy): put PEM files as docker/certs/*.crt before the
-# build; they are trusted by apt, curl and npm here and by the system store of the image.
+# build; curl and npm trust them during the build, and they join the image's system store.
 ARG BASE=node:22-bookworm-slim
 
 # ---- node: Node 22 and npm on the base ----
