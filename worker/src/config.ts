@@ -17,6 +17,9 @@ export interface Config {
   visionKeyPaga: string | null;
   visionKeyGratis: string | null;
   chromePath: string | null;
+  /** Run Chromium without its sandbox (`CHROME_NO_SANDBOX=true`): an opt-out where the
+   * sandbox cannot work (no user namespaces); always the case when running as root. */
+  chromeNoSandbox: boolean;
   display: string | null;
   vncPort: number | null;
   /** Serve the browser's DevTools on this localhost port too (0: any free one), or null. */
@@ -59,6 +62,7 @@ const schema = Joi.object({
   VISION_API_KEY_PAGA: optionalString,
   VISION_API_KEY_GRATIS: optionalString,
   CHROME_PATH: optionalString,
+  CHROME_NO_SANDBOX: Joi.boolean().default(false),
   DISPLAY: optionalString,
   VNC_PORT: Joi.number().integer().min(1).max(65535),
   DEVTOOLS_PORT: Joi.number().integer().min(0).max(65535),
@@ -137,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, defaultRoot: string): Config 
     visionKeyPaga: str('VISION_API_KEY_PAGA'),
     visionKeyGratis: str('VISION_API_KEY_GRATIS'),
     chromePath: str('CHROME_PATH'),
+    chromeNoSandbox: v.CHROME_NO_SANDBOX as boolean,
     display: str('DISPLAY'),
     vncPort: typeof v.VNC_PORT === 'number' ? v.VNC_PORT : null,
     devtoolsPort: typeof v.DEVTOOLS_PORT === 'number' ? v.DEVTOOLS_PORT : null,

@@ -87,6 +87,7 @@ async function main(): Promise<void> {
     profileDir: config.profileDir,
     display,
     devtoolsPort: config.devtoolsPort,
+    noSandbox: config.chromeNoSandbox,
     slowmoMs: config.slowmoMs,
     timing: config.timing,
     logger,

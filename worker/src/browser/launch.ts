@@ -59,6 +59,17 @@ export interface LaunchOptions {
   display: string | null;
   /** Also serve DevTools on this localhost port (0: any free one); null: the pipe only. */
   devtoolsPort?: number | null;
+  /** Opt out of Chromium's sandbox (CHROME_NO_SANDBOX); root always runs without it. */
+  noSandbox?: boolean;
+}
+
+/**
+ * `--no-sandbox` when the user opted out, or when running as root: Chromium refuses to run as
+ * root with its sandbox, and a container's root is the common case. Otherwise none: the
+ * sandbox stays on.
+ */
+export function sandboxArgs(noSandbox: boolean, uid: number | null): string[] {
+  return noSandbox || uid === 0 ? ['--no-sandbox'] : [];
 }
 
 /**
@@ -75,8 +86,12 @@ export async function launchBrowser(opts: LaunchOptions): Promise<Browser> {
   if (opts.devtoolsPort !== undefined && opts.devtoolsPort !== null) {
     args.push(`--remote-debugging-port=${opts.devtoolsPort}`);
   }
-  // Chromium refuses to run as root without it; a container's root is the common case.
-  if (typeof process.getuid === 'function' && process.getuid() === 0) args.push('--no-sandbox');
+  args.push(
+    ...sandboxArgs(
+      opts.noSandbox ?? false,
+      typeof process.getuid === 'function' ? process.getuid() : null,
+    ),
+  );
   const env = { ...process.env };
   if (opts.display) env.DISPLAY = opts.display;
   const browser = (await puppeteer.launch({

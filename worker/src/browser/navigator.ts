@@ -15,6 +15,8 @@ export interface NavigatorOptions {
   display: string | null;
   /** Serve DevTools on this localhost port beside the pipe (0: any free one). */
   devtoolsPort?: number | null;
+  /** Run Chromium without its sandbox (CHROME_NO_SANDBOX). */
+  noSandbox?: boolean;
   slowmoMs: number;
   /** The waits of page calls (default: SPEC's). */
   timing?: PageTiming;

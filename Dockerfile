@@ -1,0 +1,103 @@
+# persona-browser: one image for a persona worker (the default command) and the waker.
+# Build args:
+#   BASE   the Debian bookworm image to build on (default: the official Node 22 image). A plain
+#          Debian rootfs works too (scripts/base-image.sh): Node 22 and npm 10 are then fetched
+#          from the npm registry.
+# Optional extra CA (a TLS-intercepting proxy): put PEM files as docker/certs/*.crt before the
+# build; curl and npm trust them during the build, and they join the image's system store.
+ARG BASE=node:22-bookworm-slim
+
+# ---- node: Node 22 and npm on the base ----
+FROM ${BASE} AS node
+ARG NODE_MAJOR=22
+ARG NPM_MAJOR=10
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+COPY docker/certs/ /tmp/certs/
+RUN set -eu; \
+    shopt -s nullglob; \
+    certs=(/tmp/certs/*.crt); \
+    if [ ${#certs[@]} -gt 0 ]; then cat "${certs[@]}" > /tmp/extra-ca.pem; fi; \
+    if command -v node >/dev/null && [ "$(node -p 'process.versions.node.split(".")[0]')" = "$NODE_MAJOR" ] \
+       && command -v npm >/dev/null; then exit 0; fi; \
+    export DEBIAN_FRONTEND=noninteractive; \
+    apt-get update -qq; \
+    apt-get install -y -qq --no-install-recommends ca-certificates curl >/dev/null; \
+    if [ ${#certs[@]} -gt 0 ]; then cp "${certs[@]}" /usr/local/share/ca-certificates/; update-ca-certificates >/dev/null; fi; \
+    case "$(dpkg --print-architecture)" in amd64) arch=x64 ;; arm64) arch=arm64 ;; *) echo "unsupported architecture" >&2; exit 1 ;; esac; \
+    registry=https://registry.npmjs.org; \
+    latest() { curl -fsSL -H 'Accept: application/vnd.npm.install-v1+json' "$registry/$1" \
+      | grep -o "\"$2\\.[0-9]*\\.[0-9]*\"" | tr -d '"' | sort -uV | tail -n 1; }; \
+    node_version=$(latest "node-linux-$arch" "$NODE_MAJOR"); \
+    npm_version=$(latest npm "$NPM_MAJOR"); \
+    mkdir -p /tmp/node /usr/local/lib/node_modules/npm; \
+    curl -fsSL "$registry/node-linux-$arch/-/node-linux-$arch-$node_version.tgz" | tar -xz -C /tmp/node; \
+    install -m 0755 /tmp/node/package/bin/node /usr/local/bin/node; \
+    curl -fsSL "$registry/npm/-/npm-$npm_version.tgz" \
+      | tar -xz -C /usr/local/lib/node_modules/npm --strip-components=1; \
+    ln -sf ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm; \
+    ln -sf ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx; \
+    rm -rf /tmp/node /var/lib/apt/lists/*; \
+    node --version; npm --version
+
+# ---- deps: the production dependencies only (rebuilt only when a manifest changes) ----
+FROM node AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY contracts/package.json contracts/
+COPY plugin-sdk/package.json plugin-sdk/
+COPY xvfb/package.json xvfb/
+COPY worker/package.json worker/
+COPY plugins/package.json plugins/
+COPY waker/package.json waker/
+COPY supervisor/package.json supervisor/
+RUN if [ -s /tmp/extra-ca.pem ]; then export NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem; fi; \
+    npm ci --omit=dev --no-audit --no-fund --loglevel=error
+
+# ---- build: every dependency, then the TypeScript build; only the built app leaves ----
+FROM node AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY contracts/package.json contracts/
+COPY plugin-sdk/package.json plugin-sdk/
+COPY xvfb/package.json xvfb/
+COPY worker/package.json worker/
+COPY plugins/package.json plugins/
+COPY waker/package.json waker/
+COPY supervisor/package.json supervisor/
+RUN if [ -s /tmp/extra-ca.pem ]; then export NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem; fi; \
+    npm ci --no-audit --no-fund --loglevel=error
+COPY . .
+RUN npx tsc -b \
+    && rm -rf node_modules ./*/node_modules docker/certs
+
+# ---- runtime: Chromium, Xvfb, x11vnc, tini, and the built app ----
+FROM ${BASE}
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+RUN export DEBIAN_FRONTEND=noninteractive \
+    && apt-get update -qq \
+    && apt-get install -y -qq --no-install-recommends \
+       chromium xvfb x11vnc xauth fonts-liberation tini procps util-linux ca-certificates >/dev/null \
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb \
+    && mkdir -m 1777 -p /tmp/.X11-unix
+COPY docker/certs/ /tmp/certs/
+RUN shopt -s nullglob; \
+    certs=(/tmp/certs/*.crt); \
+    if [ ${#certs[@]} -gt 0 ]; then cp "${certs[@]}" /usr/local/share/ca-certificates/; fi; \
+    update-ca-certificates >/dev/null; \
+    rm -rf /tmp/certs
+# The worker runs as this user (or as the owner of the persona folder: docker/entrypoint.sh).
+RUN groupadd --gid 10001 persona \
+    && useradd --uid 10001 --gid persona --create-home --shell /usr/sbin/nologin persona \
+    && mkdir -p /persona && chown persona:persona /persona
+COPY --from=node /usr/local/bin/node /usr/local/bin/node
+COPY --from=deps /app/node_modules /app/node_modules
+COPY --from=build /app /app
+WORKDIR /app
+ENV PORT=5000 \
+    HOST=0.0.0.0 \
+    VNC_PORT=5900 \
+    REPO_ROOT=/app \
+    NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+EXPOSE 5000
+ENTRYPOINT ["tini", "--", "/app/docker/entrypoint.sh"]
+CMD ["worker"]
