@@ -70,13 +70,13 @@ COPY . .
 RUN npx tsc -b \
     && rm -rf node_modules ./*/node_modules docker/certs
 
-# ---- runtime: Chromium, Xvfb, x11vnc, tini, and the built app ----
+# ---- runtime: Chromium, Xvfb, x11vnc, tini, git (the waker reads the commit of the checkout it is given), and the built app ----
 FROM ${BASE}
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -qq \
     && apt-get install -y -qq --no-install-recommends \
-       chromium xvfb x11vnc xauth fonts-liberation tini procps util-linux ca-certificates >/dev/null \
+       chromium xvfb x11vnc xauth fonts-liberation tini procps util-linux ca-certificates git >/dev/null \
     && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb \
     && mkdir -m 1777 -p /tmp/.X11-unix
 COPY docker/certs/ /tmp/certs/
