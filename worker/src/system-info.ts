@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type Joi from 'joi';
 import type { CommitInfo } from '@persona-browser/contracts';
 import { commitSchema } from '@persona-browser/contracts';
 
@@ -16,8 +17,12 @@ export function commitFromEnv(value: string | undefined): CommitInfo | null {
   } catch {
     return null;
   }
-  const { error, value: commit } = commitSchema.validate(parsed, { convert: false });
-  return error ? null : { ...commit, date: new Date(commit.date).toISOString() };
+  const result: Joi.ValidationResult<CommitInfo> = commitSchema.validate(parsed, {
+    convert: false,
+  });
+  if (result.error) return null;
+  const commit = result.value;
+  return { ...commit, date: new Date(commit.date).toISOString() };
 }
 
 /**
