@@ -22,6 +22,7 @@ export interface FleetOptions {
   tickMs?: number;
   healthEvery?: number;
   healthFailures?: number;
+  healthTimeoutMs?: number;
 }
 
 export class UnknownPersona extends Error {
@@ -64,6 +65,7 @@ export class Fleet {
         pauseSeconds: this.opts.pauseSeconds ?? 0,
         readyTimeoutMs: this.opts.readyTimeoutMs ?? 90_000,
         healthFailures: this.opts.healthFailures ?? 3,
+        healthTimeoutMs: this.opts.healthTimeoutMs ?? 3_000,
       });
       this.personas.set(spec.name, persona);
       const other = byPort.get(spec.port);

@@ -16,6 +16,8 @@ export interface PersonaOptions {
   readyTimeoutMs: number;
   /** Consecutive failed health checks before a running worker is restarted. */
   healthFailures: number;
+  /** How long one health check (status) may take. */
+  healthTimeoutMs: number;
 }
 
 /** A start that did not succeed; `fatal` ones (a port conflict) are never retried. */
@@ -320,7 +322,7 @@ export class Persona {
     }
     if (checkHealth && this.state === 'running' && !this.paused) {
       const handle = this.handle;
-      const ok = await isReady(handle.address, 3_000).catch(() => false);
+      const ok = await isReady(handle.address, this.opts.healthTimeoutMs).catch(() => false);
       if (ok || this.handle !== handle || this.state !== 'running') {
         this.healthFails = 0;
         return;

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadWakerConfig } from '../src/config';
+import { throughMounts } from '../src/drivers/host-path';
 import { discoverPersonas } from '../src/personas';
 
 function repo(files: Record<string, string>): string {
@@ -105,5 +106,24 @@ describe('persona discovery', () => {
       ['e', 'CPUS'],
       ['f', 'persona.env'],
     ]);
+  });
+});
+
+describe('bind mount paths when the waker runs in a container', () => {
+  const mounts = [
+    { Source: '/srv/fleet', Destination: '/app' },
+    { Source: '/srv/fleet/personas', Destination: '/app/personas' },
+    { Source: '/var/run/docker.sock', Destination: '/var/run/docker.sock' },
+  ];
+
+  test('a persona folder maps to the host path of the mount that holds it', () => {
+    expect(throughMounts(mounts, '/app/personas/alice')).toBe('/srv/fleet/personas/alice');
+    expect(throughMounts(mounts, '/app/personas')).toBe('/srv/fleet/personas');
+    expect(throughMounts(mounts, '/app/other/x')).toBe('/srv/fleet/other/x');
+  });
+
+  test('a path outside every mount stays as it is', () => {
+    expect(throughMounts(mounts, '/data/personas/bob')).toBe('/data/personas/bob');
+    expect(throughMounts(mounts, '/application/x')).toBe('/application/x');
   });
 });

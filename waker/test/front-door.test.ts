@@ -3,6 +3,7 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { ProcessDriver } from '../src/drivers/process';
 import { Fleet } from '../src/fleet';
+import type { FleetOptions } from '../src/fleet';
 import { createLogger } from '../src/log';
 import { fleetPids, isAlive, workerPid } from './helpers/procs';
 import { call, freePort, makePersonas, sleep } from './helpers/waker';
@@ -17,15 +18,21 @@ const FAILING = [process.execPath, '-e', 'console.error("no browser here"); proc
 const logger = createLogger([], 'error');
 const IDLE_S = 2;
 
-function fleetOf(personasDir: string, fleetId: string, command: string[]): Fleet {
+function fleetOf(
+  personasDir: string,
+  fleetId: string,
+  command: string[],
+  extra: Partial<FleetOptions> = {},
+): Fleet {
   return new Fleet({
     personasDir,
     wakerPort: 1,
-    driver: new ProcessDriver({ fleetId, command, logger }),
+    driver: new ProcessDriver({ fleetId, command, wakerPort: 1, logger }),
     logger,
     workerEnv: {},
     commit: null,
     tickMs: 200,
+    ...extra,
   });
 }
 
@@ -131,7 +138,12 @@ describe('front door failures', () => {
     const port = await freePort();
     const { personasDir } = makePersonas({ loop: `PORT=${port}\nMODE=always-on\n` });
     const starts: number[] = [];
-    const driver = new ProcessDriver({ fleetId: `fdloop${process.pid}`, command: FAILING, logger });
+    const driver = new ProcessDriver({
+      fleetId: `fdloop${process.pid}`,
+      command: FAILING,
+      wakerPort: 1,
+      logger,
+    });
     const start = driver.start.bind(driver);
     driver.start = (spec) => {
       starts.push(Date.now());
@@ -154,6 +166,31 @@ describe('front door failures', () => {
     expect(starts.length).toBeLessThanOrEqual(6);
     for (let i = 1; i < gaps.length; i += 1) {
       expect(gaps[i] as number).toBeGreaterThan(gaps[i - 1] as number);
+    }
+  });
+
+  test('a worker that stops answering status is restarted after a few failed checks', async () => {
+    const fleetId = `fdhang${process.pid}`;
+    const port = await freePort();
+    const { personasDir } = makePersonas({ hung: `PORT=${port}\nMODE=always-on\n` });
+    const fleet = fleetOf(personasDir, fleetId, ECHO, { healthEvery: 1, healthTimeoutMs: 500 });
+    await fleet.start();
+    try {
+      await waitFor(() => fleet.get('hung').state === 'running', 10_000);
+      const frozen = workerPid(fleetId, 'hung') as number;
+      process.kill(frozen, 'SIGSTOP');
+      const frozenAt = Date.now();
+      await waitFor(() => {
+        const pid = workerPid(fleetId, 'hung');
+        return pid !== null && pid !== frozen && fleet.get('hung').state === 'running';
+      }, 20_000);
+      // Not on the first missed check: three of them (500 ms each) come first.
+      expect(Date.now() - frozenAt).toBeGreaterThanOrEqual(3 * 500);
+      expect(isAlive(frozen)).toBe(false);
+      const r = await call(`http://127.0.0.1:${port}/after`, { key: null });
+      expect(r.body.echo).toBe('/after');
+    } finally {
+      await fleet.stop();
     }
   });
 

@@ -21,15 +21,21 @@ export async function hostPathTranslator(
     // Not a container this engine knows (another engine, or a renamed hostname).
     return (p) => p;
   }
+  return (p) => throughMounts(mounts, p);
+}
+
+/** The host path of `p` seen inside a container with these mounts (unchanged if unmounted). */
+export function throughMounts(
+  mounts: Array<{ Source: string; Destination: string }>,
+  p: string,
+): string {
   // Longest destination first: a nested mount wins over its parent.
-  mounts.sort((a, b) => b.Destination.length - a.Destination.length);
-  return (p) => {
-    for (const m of mounts) {
-      const rel = path.relative(m.Destination, p);
-      if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) {
-        return path.join(m.Source, rel);
-      }
+  const sorted = [...mounts].sort((a, b) => b.Destination.length - a.Destination.length);
+  for (const m of sorted) {
+    const rel = path.relative(m.Destination, p);
+    if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) {
+      return path.join(m.Source, rel);
     }
-    return p;
-  };
+  }
+  return p;
 }

@@ -21,6 +21,7 @@ export async function createDriver(config: WakerConfig, logger: Logger): Promise
       return new ProcessDriver({
         fleetId: config.fleetId,
         command: ProcessDriver.defaultCommand(config.repoRoot),
+        wakerPort: config.port,
         logger,
       });
   }

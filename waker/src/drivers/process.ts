@@ -15,6 +15,8 @@ export interface ProcessDriverOptions {
   fleetId: string;
   /** The command that runs one worker: default `node <REPO_ROOT>/worker/dist/main.js`. */
   command: string[];
+  /** Where workers reach the waker (their metrics relay): http://127.0.0.1:<port>. */
+  wakerPort: number;
   logger: Logger;
 }
 
@@ -72,6 +74,7 @@ export class ProcessDriver implements RuntimeDriver {
       PERSONA_DIR: spec.personaDir,
       PORT: String(port),
       HOST: '127.0.0.1',
+      WAKER_URL: `http://127.0.0.1:${this.opts.wakerPort}`,
       [FLEET_VAR]: this.opts.fleetId,
       [PERSONA_VAR]: spec.name,
     });
@@ -125,6 +128,8 @@ export class ProcessDriver implements RuntimeDriver {
     if (child) {
       child.stopping = true;
       child.proc.kill('SIGTERM');
+      // A frozen worker (SIGSTOP, a failed health check) must still get its SIGTERM.
+      child.proc.kill('SIGCONT');
       const timer = setTimeout(
         () => killGroup(child.handle.pid as number, 'SIGKILL'),
         STOP_GRACE_MS,
@@ -136,6 +141,7 @@ export class ProcessDriver implements RuntimeDriver {
     // A worker left by an earlier waker: not our child, so poll for its end.
     if (pid === null || !alive(pid)) return;
     killGroup(pid, 'SIGTERM');
+    killGroup(pid, 'SIGCONT');
     const until = Date.now() + STOP_GRACE_MS;
     while (alive(pid) && Date.now() < until) await sleep(100);
     killGroup(pid, 'SIGKILL');
