@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
+import type { Address } from './drivers/types';
 import type { Logger } from './log';
 import type { Persona } from './persona';
 
@@ -74,21 +75,28 @@ export class FrontDoor {
       ended = true;
       persona.requestEnded();
     });
-    persona.ensureRunning().then(
-      (target) => {
-        if (res.destroyed) return;
-        this.proxy.web(req, res, { target, agent: persona.agent }, (err) => {
-          this.logger.warn('proxy error', { persona: persona.name, error: err.message });
-          sendError(res, 502, `persona ${persona.name}: worker did not answer (${err.message})`);
-        });
-      },
-      (err: unknown) =>
+    const forward = (target: Address): void => {
+      if (res.destroyed) return;
+      this.proxy.web(req, res, { target, agent: persona.agent }, (err) => {
+        this.logger.warn('proxy error', { persona: persona.name, error: err.message });
+        sendError(res, 502, `persona ${persona.name}: worker did not answer (${err.message})`);
+      });
+    };
+    // A running worker is served at once; only a sleeping one makes the request wait.
+    const running = persona.runningAddress();
+    if (running) {
+      forward(running);
+      return;
+    }
+    persona
+      .ensureRunning()
+      .then(forward, (err: unknown) =>
         sendError(
           res,
           503,
           `persona ${persona.name} could not be woken: ${(err as Error).message}`,
         ),
-    );
+      );
   }
 
   private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {

@@ -143,9 +143,15 @@ export class Persona {
     this.setState('crashed', error);
   }
 
+  /** Where the worker answers right now, or null while it is not running (the fast path). */
+  runningAddress(): Address | null {
+    return this.state === 'running' && this.handle && !this.paused ? this.handle.address : null;
+  }
+
   /** Where the worker answers, waking it first if needed (what a client request waits for). */
   async ensureRunning(): Promise<Address> {
-    if (this.state === 'running' && this.handle && !this.paused) return this.handle.address;
+    const now = this.runningAddress();
+    if (now) return now;
     await this.wake();
     if (!this.handle) throw new WakeError(`persona ${this.name} is not running`);
     return this.handle.address;
@@ -205,7 +211,7 @@ export class Persona {
       if (this.closed) throw new Error('the waker is shutting down');
       const ready = await isReady(handle.address, 2_000).catch(() => false);
       if (ready) return;
-      await sleep(100);
+      await sleep(50);
     }
     throw new Error(`worker not ready within ${Math.round(this.opts.readyTimeoutMs / 1000)} s`);
   }

@@ -190,6 +190,10 @@ describe('waker with the process driver', () => {
     expect(reqs).toMatchObject({ status: 200, body: { name: 'bob', hours: 3 } });
     expect((await call(`${waker.url}/api/personas/bob/requests?hours=x`)).status).toBe(400);
     expect((await call(`${waker.url}/api/personas/zed/requests`)).status).toBe(404);
+    // The panel's charting library is served from the installed package.
+    const uplot = await fetch(`${waker.url}/vendor/uplot/uPlot.iife.min.js`);
+    expect(uplot.status).toBe(200);
+    expect(await uplot.text()).toContain('uPlot');
   });
 
   test('stopping the waker leaves no worker, Xvfb or Chromium behind', async () => {

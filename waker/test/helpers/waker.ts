@@ -6,8 +6,14 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PersonaInfo, PersonaState } from '@persona-browser/contracts';
 
-/** The repository this test suite runs from. */
-export const ROOT = path.resolve(__dirname, '..', '..', '..');
+/** The repository this suite runs from (also when compiled for the benchmark, one level down). */
+function findRoot(dir: string): string {
+  for (let d = dir; d !== path.dirname(d); d = path.dirname(d)) {
+    if (fs.existsSync(path.join(d, 'waker', 'package.json'))) return d;
+  }
+  throw new Error(`no repository root above ${dir}`);
+}
+export const ROOT = findRoot(__dirname);
 export const WAKER_MAIN = path.join(ROOT, 'waker', 'dist', 'main.js');
 export const KEY = 'waker-test-key';
 
