@@ -96,6 +96,8 @@ export class DockerDriver implements RuntimeDriver {
       HOST: '0.0.0.0',
       PORT: String(WORKER_PORT),
       PERSONA_DIR: '/persona',
+      // The folder is /persona inside: its name for ping, once the worker reads it.
+      PERSONA_NAME: spec.name,
       REPO_ROOT: '/app',
       VNC_PORT: '5900',
       WAKER_URL: `http://host.docker.internal:${this.opts.wakerPort}`,

@@ -72,6 +72,7 @@ export class ProcessDriver implements RuntimeDriver {
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
     Object.assign(env, spec.env, {
       PERSONA_DIR: spec.personaDir,
+      PERSONA_NAME: spec.name,
       PORT: String(port),
       HOST: '127.0.0.1',
       WAKER_URL: `http://127.0.0.1:${this.opts.wakerPort}`,
