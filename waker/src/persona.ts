@@ -175,6 +175,9 @@ export class Persona {
     if (this.handle && this.state === 'running') return;
     this.setState('waking');
     this.exitDuringStart = null;
+    // Connections kept alive to an earlier instance lead nowhere now.
+    this.agent.destroy();
+    this.agent = new http.Agent({ keepAlive: true });
     let handle: InstanceHandle | null = null;
     try {
       handle = await this.opts.driver.start({

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadWakerConfig } from '../src/config';
-import { throughMounts } from '../src/drivers/host-path';
+import { ownContainerIds, throughMounts } from '../src/drivers/host-path';
 import { discoverPersonas } from '../src/personas';
 
 function repo(files: Record<string, string>): string {
@@ -125,5 +125,17 @@ describe('bind mount paths when the waker runs in a container', () => {
   test('a path outside every mount stays as it is', () => {
     expect(throughMounts(mounts, '/data/personas/bob')).toBe('/data/personas/bob');
     expect(throughMounts(mounts, '/application/x')).toBe('/application/x');
+  });
+});
+
+describe('own container id', () => {
+  const id = 'a'.repeat(64);
+
+  test('is read from the engine mounts, then cgroups; the hostname comes last', () => {
+    const mountinfo = `612 590 0:50 /docker/containers/${id}/hostname /etc/hostname rw\n`;
+    expect(ownContainerIds(mountinfo, '')[0]).toBe(id);
+    const cgroup = `0::/system.slice/docker-${'b'.repeat(64)}.scope\n`;
+    expect(ownContainerIds('', cgroup)[0]).toBe('b'.repeat(64));
+    expect(ownContainerIds('', '')).toEqual([os.hostname()]);
   });
 });
