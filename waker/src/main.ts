@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { MetricsBody } from '@persona-browser/contracts';
 import { createApp, defaultStaticDirs } from './api/app';
-import { readGitCommit } from './commit';
+import { readOwnCommit } from './commit';
 import { ConfigError, loadWakerConfig } from './config';
 import type { WakerConfig } from './config';
 import { createDriver } from './drivers';
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const driver = await createDriver(config, logger).catch((err: unknown) =>
     fatal((err as Error).message),
   );
-  const commit = await readGitCommit(config.repoRoot);
+  const commit = await readOwnCommit(config.repoRoot);
   const fleet = new Fleet({
     personasDir: config.personasDir,
     wakerPort: config.port,

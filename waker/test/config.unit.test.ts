@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { readOwnCommit } from '../src/commit';
 import { ConfigError, loadWakerConfig } from '../src/config';
 import { ownContainerIds, throughMounts } from '../src/drivers/host-path';
 import { discoverPersonas } from '../src/personas';
@@ -137,5 +138,18 @@ describe('own container id', () => {
     const cgroup = `0::/system.slice/docker-${'b'.repeat(64)}.scope\n`;
     expect(ownContainerIds('', cgroup)[0]).toBe('b'.repeat(64));
     expect(ownContainerIds('', '')).toEqual([os.hostname()]);
+  });
+});
+
+describe('the commit handed to workers', () => {
+  const given = { hash: 'f00d', subject: 'built without .git', date: '2026-11-23T10:00:00.000Z' };
+
+  test('COMMIT_INFO in the waker environment wins; git HEAD otherwise; null without either', async () => {
+    await expect(
+      readOwnCommit('/nonexistent', { COMMIT_INFO: JSON.stringify(given) }),
+    ).resolves.toEqual(given);
+    await expect(readOwnCommit('/nonexistent', { COMMIT_INFO: '{"hash":1}' })).resolves.toBeNull();
+    const head = await readOwnCommit(path.resolve(__dirname, '..', '..'), {});
+    expect(head?.hash).toMatch(/^[0-9a-f]{40}$/);
   });
 });
