@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
@@ -140,6 +142,41 @@ describe('waker with the docker driver', () => {
     expect(await containerOf('bob')).toBeNull();
   });
 
+  test('a profile cookie survives a sleep and the wake after it (the folder is a bind mount)', async () => {
+    // A site on the host that the container reaches as host.docker.internal.
+    const value = `v${Date.now()}`;
+    const site = http.createServer((req, res) => {
+      res.setHeader('content-type', 'text/html');
+      if (req.url === '/set') res.setHeader('set-cookie', `pb_test=${value}; Max-Age=3600; Path=/`);
+      res.end(`<html><body><pre id="c">cookie=${req.headers.cookie ?? ''}</pre></body></html>`);
+    });
+    await new Promise<void>((r) => site.listen(0, '0.0.0.0', r));
+    const sitePort = (site.address() as AddressInfo).port;
+    const bob = `http://127.0.0.1:${ports.bob}/api/v1/ops`;
+    const visit = async (page: string, route: string): Promise<string> => {
+      expect(
+        (await call(`${bob}/create-page`, { method: 'POST', body: { page_id: page } })).status,
+      ).toBe(200);
+      const nav = await call(`${bob}/${page}/navigate`, {
+        method: 'POST',
+        body: { url: `http://host.docker.internal:${sitePort}${route}` },
+      });
+      expect(nav.body).toMatchObject({ success: true });
+      const got = await call(`${bob}/${page}/extract-content`, { method: 'POST', body: {} });
+      return got.body.content as string;
+    };
+    try {
+      await visit('before', '/set');
+      const slept = await call(`${waker.url}/api/personas/bob/sleep`, { method: 'POST' });
+      expect(slept.body.state).toBe('sleeping');
+      expect(await containerOf('bob')).toBeNull();
+      // The next request wakes a new container on the same folder.
+      expect(await visit('after', '/read')).toContain(`cookie=pb_test=${value}`);
+    } finally {
+      site.close();
+    }
+  });
+
   test('a container killed from outside comes back', async () => {
     const before = await containerOf('alice');
     await docker.getContainer(before?.Id as string).kill();
@@ -167,10 +204,13 @@ describe('waker with the docker driver', () => {
   });
 
   test('a paused persona wakes faster than a stopped one', async () => {
+    // Stopped first (an API sleep always stops; only the idle sleep pauses).
+    await call(`${waker.url}/api/personas/bob/sleep`, { method: 'POST' });
+    expect(await containerOf('bob')).toBeNull();
     let t = performance.now();
     const cold = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
     const coldMs = performance.now() - t;
-    expect(cold.status).toBe(200);
+    expect(cold).toMatchObject({ status: 200 });
     await waker.waitState('bob', 'sleeping', 60_000);
     expect((await containerOf('bob'))?.State.Paused).toBe(true);
     t = performance.now();

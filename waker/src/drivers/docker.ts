@@ -89,8 +89,7 @@ export class DockerDriver implements RuntimeDriver {
 
   async start(spec: InstanceSpec): Promise<InstanceHandle> {
     const name = this.containerName(spec.name);
-    // A leftover of the same name (a crash of an earlier waker) would block the create.
-    await quietly(this.docker.getContainer(name).remove({ force: true }));
+    await this.freeName(name);
     const env: Record<string, string> = {
       ...spec.env,
       HOST: '0.0.0.0',
@@ -135,6 +134,23 @@ export class DockerDriver implements RuntimeDriver {
     } catch (err) {
       await quietly(container.remove({ force: true }));
       throw new DriverError(`cannot start container ${name}: ${messageOf(err)}`);
+    }
+  }
+
+  /**
+   * A leftover of the same name (a crash of an earlier waker, a removal still in progress after
+   * a `die`) would block the create: remove it and wait until the name is free.
+   */
+  private async freeName(name: string): Promise<void> {
+    const until = Date.now() + 15_000;
+    for (;;) {
+      try {
+        await this.docker.getContainer(name).remove({ force: true });
+      } catch (err) {
+        if (statusOf(err) === 404) return;
+        if (statusOf(err) !== 409 || Date.now() > until) throw err;
+      }
+      await new Promise((r) => setTimeout(r, 100));
     }
   }
 
