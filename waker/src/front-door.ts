@@ -68,12 +68,12 @@ export class FrontDoor {
 
   private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
     const persona = this.persona;
-    persona.requestStarted();
+    persona.activity.requestStarted();
     let ended = false;
     res.once('close', () => {
       if (ended) return;
       ended = true;
-      persona.requestEnded();
+      persona.activity.requestEnded();
     });
     const forward = (target: Address): void => {
       if (res.destroyed) return;
@@ -101,14 +101,14 @@ export class FrontDoor {
 
   private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     const persona = this.persona;
-    persona.socketOpened();
+    persona.activity.socketOpened();
     this.upgraded.add(socket);
     let closed = false;
     socket.once('close', () => {
       this.upgraded.delete(socket);
       if (closed) return;
       closed = true;
-      persona.socketClosed();
+      persona.activity.socketClosed();
     });
     socket.on('error', () => undefined);
     persona.ensureRunning().then(

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { CommitInfo, PersonaInfo, PersonaState } from '@persona-browser/contracts';
+import { Activity } from './activity';
 import type { Address, ExitInfo, InstanceHandle, RuntimeDriver } from './drivers/types';
 import type { Logger } from './log';
 import type { PersonaSpec } from './personas';
@@ -44,10 +45,8 @@ export class Persona {
   /** A configuration error (port conflict): this persona never starts. */
   private fatal = false;
   private queue: Promise<unknown> = Promise.resolve();
-  private inFlight = 0;
-  private sockets = 0;
-  private lastActivity = Date.now();
-  private lastRequest: Date | null = null;
+  /** Counted by the front door. */
+  readonly activity = new Activity();
   private failures = 0;
   private healthFails = 0;
   private restartTimer: NodeJS.Timeout | null = null;
@@ -88,7 +87,6 @@ export class Persona {
   }
 
   info(now = Date.now()): PersonaInfo {
-    const busy = this.inFlight > 0 || this.sockets > 0;
     return {
       name: this.name,
       port: this.spec.port,
@@ -96,8 +94,8 @@ export class Persona {
       state: this.state,
       since: this.since.toISOString(),
       commit: this.commit,
-      idle_seconds: busy ? null : Math.max(0, Math.floor((now - this.lastActivity) / 1000)),
-      last_request: this.lastRequest?.toISOString() ?? null,
+      idle_seconds: this.activity.idleSeconds(now),
+      last_request: this.activity.lastRequestIso(),
       error: this.error,
     };
   }
@@ -109,30 +107,6 @@ export class Persona {
 
   isPaused(): boolean {
     return this.paused;
-  }
-
-  // --- activity, counted by the front door -----------------------------------------------
-
-  requestStarted(): void {
-    this.inFlight += 1;
-    this.lastRequest = new Date();
-    this.lastActivity = Date.now();
-  }
-
-  requestEnded(): void {
-    this.inFlight = Math.max(0, this.inFlight - 1);
-    this.lastActivity = Date.now();
-  }
-
-  socketOpened(): void {
-    this.sockets += 1;
-    this.lastRequest = new Date();
-    this.lastActivity = Date.now();
-  }
-
-  socketClosed(): void {
-    this.sockets = Math.max(0, this.sockets - 1);
-    this.lastActivity = Date.now();
   }
 
   // --- life cycle ----------------------------------------------------------------------------
@@ -168,7 +142,7 @@ export class Persona {
     if (this.handle && this.paused) {
       await this.opts.driver.unpause?.(this.handle);
       this.paused = false;
-      this.lastActivity = Date.now();
+      this.activity.touch();
       this.setState('running', null);
       return;
     }
@@ -202,7 +176,7 @@ export class Persona {
     }
     this.runningSince = Date.now();
     this.healthFails = 0;
-    this.lastActivity = Date.now();
+    this.activity.touch();
     this.setState('running', null);
     this.readCommit(handle);
   }
@@ -264,7 +238,7 @@ export class Persona {
     this.paused = paused;
     this.pausedAt = Date.now();
     this.runningSince = Date.now();
-    this.lastActivity = Date.now();
+    this.activity.touch();
     this.setState(paused ? 'sleeping' : 'running', null);
     if (!paused) this.readCommit(handle);
   }
@@ -314,11 +288,10 @@ export class Persona {
    */
   async tick(checkHealth: boolean, now = Date.now()): Promise<void> {
     if (this.closed || !this.handle) return;
-    const busy = this.inFlight > 0 || this.sockets > 0;
+    const busy = this.activity.busy();
     if (this.state === 'running' && now - this.runningSince > STABLE_MS) this.failures = 0;
     if (this.spec.mode === 'sleepy' && !busy && this.state === 'running' && !this.paused) {
-      const idleMs = now - this.lastActivity;
-      if (idleMs >= (this.spec.idleTimeoutS ?? Infinity) * 1000) {
+      if (this.activity.idleMs(now) >= (this.spec.idleTimeoutS ?? Infinity) * 1000) {
         await this.serial(() => this.sleepIfIdle()).catch((err: unknown) =>
           this.log.error('sleep failed', { error: (err as Error).message }),
         );
@@ -350,10 +323,8 @@ export class Persona {
 
   /** Re-checked inside the queue: a request may have arrived since the tick looked. */
   private async sleepIfIdle(): Promise<void> {
-    const busy = this.inFlight > 0 || this.sockets > 0;
-    const idleMs = Date.now() - this.lastActivity;
-    if (busy || this.state !== 'running' || this.paused || !this.handle) return;
-    if (idleMs < (this.spec.idleTimeoutS ?? Infinity) * 1000) return;
+    if (this.activity.busy() || this.state !== 'running' || this.paused || !this.handle) return;
+    if (this.activity.idleMs() < (this.spec.idleTimeoutS ?? Infinity) * 1000) return;
     if (this.opts.pauseSeconds > 0 && this.opts.driver.canPause && this.opts.driver.pause) {
       await this.opts.driver.pause(this.handle);
       this.paused = true;
