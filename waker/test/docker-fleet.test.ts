@@ -229,6 +229,13 @@ describe('waker with the docker driver', () => {
 });
 
 describe('docker driver bad input', () => {
+  test('a missing seccomp profile stops the waker at start with the file named', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-waker-noseccomp-'));
+    await expect(
+      startWaker({ ...env, WAKER_PORT: String(await freePort()), REPO_ROOT: root }),
+    ).rejects.toThrow(path.join(root, 'docker', 'seccomp-chromium.json'));
+  });
+
   test('a broken image name is a clear error; the API keeps running', async () => {
     const fleet = `${FLEET}bad`;
     const p = { waker: await freePort(), lost: await freePort() };
