@@ -1,1 +1,94 @@
-export {};
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { MetricsBody } from '@persona-browser/contracts';
+import { createApp, defaultStaticDirs } from './api/app';
+import { readOwnCommit } from './commit';
+import { ConfigError, loadWakerConfig } from './config';
+import type { WakerConfig } from './config';
+import { createDriver } from './drivers';
+import { Fleet } from './fleet';
+import { createLogger } from './log';
+
+function fatal(message: string): never {
+  process.stderr.write(`persona-browser waker: ${message}\n`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  let config: WakerConfig;
+  try {
+    config = loadWakerConfig(process.env, path.resolve(__dirname, '..', '..'));
+  } catch (err) {
+    if (err instanceof ConfigError) fatal(err.message);
+    throw err;
+  }
+  const logger = createLogger([config.serviceKey]);
+  const driver = await createDriver(config, logger).catch((err: unknown) =>
+    fatal((err as Error).message),
+  );
+  const commit = await readOwnCommit(config.repoRoot);
+  const fleet = new Fleet({
+    personasDir: config.personasDir,
+    wakerPort: config.port,
+    driver,
+    logger,
+    workerEnv: config.workerEnv,
+    commit,
+    pauseSeconds: config.pauseSeconds,
+  });
+
+  // REPLACED AT MERGE: the lead wires the metrics helper's MetricsSampler
+  // (waker/src/metrics, `new MetricsSampler({ intervalS, windowS, instances: () => fleet.instances() })`)
+  // and its requestsPerHour (waker/src/metrics/requests.ts). Until then: an empty window.
+  const metrics = {
+    body: (): MetricsBody => ({
+      interval_s: config.metricsIntervalS,
+      window_s: config.metricsWindowS,
+      samples: [],
+    }),
+  };
+  const requestsPerHour = async (): Promise<Array<{ hour: string; count: number }>> => [];
+
+  const app = createApp({
+    fleet,
+    metrics,
+    requestsPerHour,
+    serviceKey: config.serviceKey,
+    logger,
+    ...defaultStaticDirs(),
+  });
+  const server = app.listen(config.port);
+  await new Promise<void>((resolve) => {
+    server.once('listening', resolve);
+    server.once('error', (err) => fatal(`cannot listen on port ${config.port}: ${err.message}`));
+  });
+  logger.info('listening', {
+    port: (server.address() as AddressInfo).port,
+    driver: driver.kind,
+    fleet: config.fleetId,
+    personas_dir: config.personasDir,
+  });
+  if (!config.serviceKey)
+    logger.warn('SERVICE_KEY is not set: every authenticated call answers 500');
+
+  let stopping = false;
+  const shutdown = async (reason: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { reason });
+    server.close();
+    server.closeAllConnections();
+    await fleet.stop();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => void shutdown(signal));
+  }
+  process.on('unhandledRejection', (err) => logger.error('unhandled rejection', { err }));
+
+  await fleet.start();
+  logger.info('fleet started', { personas: fleet.list().map((p) => `${p.name}:${p.state}`) });
+}
+
+void main();

@@ -1,0 +1,56 @@
+/**
+ * Client activity on one persona's port, counted by its front door: requests in flight, open
+ * WebSockets (a live view), and when the last of them finished.
+ */
+export class Activity {
+  private inFlight = 0;
+  private sockets = 0;
+  private lastMs = Date.now();
+  private lastRequest: Date | null = null;
+
+  requestStarted(): void {
+    this.inFlight += 1;
+    this.lastRequest = new Date();
+    this.lastMs = Date.now();
+  }
+
+  requestEnded(): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
+    this.lastMs = Date.now();
+  }
+
+  socketOpened(): void {
+    this.sockets += 1;
+    this.lastRequest = new Date();
+    this.lastMs = Date.now();
+  }
+
+  socketClosed(): void {
+    this.sockets = Math.max(0, this.sockets - 1);
+    this.lastMs = Date.now();
+  }
+
+  /** Restarts the idle clock (a fresh wake counts as activity). */
+  touch(): void {
+    this.lastMs = Date.now();
+  }
+
+  /** A request in flight or a socket open. */
+  busy(): boolean {
+    return this.inFlight > 0 || this.sockets > 0;
+  }
+
+  /** Milliseconds since the last request or socket ended; 0 while busy. */
+  idleMs(now = Date.now()): number {
+    return this.busy() ? 0 : Math.max(0, now - this.lastMs);
+  }
+
+  /** Whole idle seconds, null while busy (PersonaInfo's idle_seconds). */
+  idleSeconds(now = Date.now()): number | null {
+    return this.busy() ? null : Math.floor(this.idleMs(now) / 1000);
+  }
+
+  lastRequestIso(): string | null {
+    return this.lastRequest?.toISOString() ?? null;
+  }
+}

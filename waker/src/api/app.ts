@@ -1,0 +1,162 @@
+import path from 'node:path';
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import Joi from 'joi';
+import type { MetricsBody, PersonaInfo, PersonaList } from '@persona-browser/contracts';
+import { WAKER_PATHS } from '@persona-browser/contracts';
+import type { Logger } from '../log';
+import type { Persona } from '../persona';
+import { WakeError } from '../persona';
+import { UnknownPersona } from '../fleet';
+import { requireKey } from './auth';
+
+/** What the API reads and drives: the fleet, and the metrics helper's parts (injected). */
+export interface ApiDeps {
+  fleet: {
+    list(): PersonaInfo[];
+    get(name: string): Persona;
+  };
+  metrics: { body(): MetricsBody };
+  requestsPerHour(
+    personaDir: string,
+    hours: number,
+  ): Promise<Array<{ hour: string; count: number }>>;
+  serviceKey: string | null;
+  logger: Logger;
+  /** Folder of the fleet panel (`waker/panel`) and of uPlot's files. */
+  panelDir: string;
+  uplotDir: string;
+}
+
+type Ctx = { deps: ApiDeps; params: Record<string, string>; query: Record<string, unknown> };
+
+interface RouteDef {
+  name: string;
+  method: 'get' | 'post';
+  path: string;
+  auth: boolean;
+  query?: Joi.ObjectSchema;
+  handler(ctx: Ctx): Promise<unknown>;
+}
+
+/** A client mistake with a clear message (bad query). */
+class BadRequest extends Error {}
+
+const personaAction =
+  (action: 'wake' | 'sleep' | 'restart') =>
+  async ({ deps, params }: Ctx): Promise<PersonaInfo> => {
+    const persona = deps.fleet.get(params.name as string);
+    await persona[action]();
+    return persona.info();
+  };
+
+/** The waker's routes: one table, one mount. */
+export const ROUTES: RouteDef[] = [
+  {
+    name: 'health',
+    method: 'get',
+    path: WAKER_PATHS.health,
+    auth: false,
+    handler: async () => ({ status: 'ok' }),
+  },
+  {
+    name: 'personas',
+    method: 'get',
+    path: WAKER_PATHS.personas,
+    auth: true,
+    handler: async ({ deps }): Promise<PersonaList> => ({ personas: deps.fleet.list() }),
+  },
+  ...(['wake', 'sleep', 'restart'] as const).map((action): RouteDef => ({
+    name: action,
+    method: 'post',
+    path: `${WAKER_PATHS.personas}/:name/${action}`,
+    auth: true,
+    handler: personaAction(action),
+  })),
+  {
+    name: 'requests',
+    method: 'get',
+    path: `${WAKER_PATHS.personas}/:name/requests`,
+    auth: true,
+    query: Joi.object({
+      hours: Joi.number()
+        .integer()
+        .min(1)
+        .max(24 * 50)
+        .default(24),
+    }),
+    handler: async ({ deps, params, query }) => {
+      const persona = deps.fleet.get(params.name as string);
+      const hours = query.hours as number;
+      return {
+        name: persona.name,
+        hours,
+        requests: await deps.requestsPerHour(persona.spec.dir, hours),
+      };
+    },
+  },
+  {
+    name: 'metrics',
+    method: 'get',
+    path: WAKER_PATHS.metrics,
+    auth: true,
+    handler: async ({ deps }) => deps.metrics.body(),
+  },
+];
+
+/** The error body of the waker's own API: `{error}` with a status that says what happened. */
+function errorStatus(err: unknown): number {
+  if (err instanceof UnknownPersona) return 404;
+  if (err instanceof BadRequest) return 400;
+  if (err instanceof WakeError) return 503;
+  return 500;
+}
+
+export function createApp(deps: ApiDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  const auth = requireKey(deps.serviceKey);
+  for (const r of ROUTES) {
+    const run = (req: Request, res: Response, next: NextFunction): void => {
+      let query: Record<string, unknown> = {};
+      if (r.query) {
+        const v = r.query.validate(req.query, { convert: true, stripUnknown: true });
+        if (v.error) {
+          next(new BadRequest(v.error.details[0]?.message.replace(/"/g, "'") ?? 'bad query'));
+          return;
+        }
+        query = v.value as Record<string, unknown>;
+      }
+      r.handler({ deps, params: req.params as Record<string, string>, query }).then(
+        (body) => res.json(body),
+        next,
+      );
+    };
+    if (r.auth) app[r.method](r.path, auth, run);
+    else app[r.method](r.path, run);
+  }
+  app.use('/vendor/uplot', express.static(deps.uplotDir, { index: false }));
+  app.use(express.static(deps.panelDir));
+  app.use('/api', (req, res) => {
+    res.status(404).json({ error: `no such route: ${req.method} ${req.originalUrl}` });
+  });
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const status = errorStatus(err);
+    const message = (err as Error).message;
+    if (status >= 500 && !(err instanceof WakeError)) {
+      deps.logger.error('api error', { path: req.path, error: message });
+      res.status(status).json({ error: 'internal error' });
+      return;
+    }
+    res.status(status).json({ error: message });
+  });
+  return app;
+}
+
+/** Where the panel and uPlot's files are, seen from the built waker (waker/dist). */
+export function defaultStaticDirs(): { panelDir: string; uplotDir: string } {
+  return {
+    panelDir: path.resolve(__dirname, '..', '..', 'panel'),
+    uplotDir: path.join(path.dirname(require.resolve('uplot/package.json')), 'dist'),
+  };
+}

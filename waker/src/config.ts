@@ -1,0 +1,105 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Joi from 'joi';
+import { parseEnvFile } from '@persona-browser/contracts';
+
+export type DriverKind = 'docker' | 'process';
+
+/** Everything the waker reads from its environment, validated once at start. */
+export interface WakerConfig {
+  port: number;
+  /** Absolute path of the folder holding one sub-folder per persona. */
+  personasDir: string;
+  serviceKey: string | null;
+  metricsIntervalS: number;
+  metricsWindowS: number;
+  driver: DriverKind;
+  image: string;
+  fleetId: string;
+  repoRoot: string;
+  /**
+   * Seconds a sleepy persona stays paused (docker pause) after IDLE_TIMEOUT before it is
+   * stopped; 0 stops it at once. A paused persona wakes in milliseconds.
+   */
+  pauseSeconds: number;
+  /**
+   * What every worker is given: the variables of `.env` at REPO_ROOT (the process environment
+   * wins for those) and SERVICE_KEY. Never the rest of the waker's own environment.
+   */
+  workerEnv: Record<string, string>;
+}
+
+export class ConfigError extends Error {}
+
+export const DOCKER_SOCKET = '/var/run/docker.sock';
+
+const schema = Joi.object({
+  WAKER_PORT: Joi.number().integer().min(1).max(65535).default(4900),
+  PERSONAS_DIR: Joi.string().default('./personas'),
+  SERVICE_KEY: Joi.string().allow('').empty(''),
+  METRICS_INTERVAL: Joi.number().positive().default(15),
+  METRICS_WINDOW: Joi.number().positive().default(600),
+  WAKER_DRIVER: Joi.string().valid('docker', 'process'),
+  PERSONA_IMAGE: Joi.string().default('persona-browser:latest'),
+  FLEET_ID: Joi.string()
+    .pattern(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/)
+    .max(40)
+    .default('default')
+    .messages({ 'string.pattern.base': '"FLEET_ID" may hold letters, digits, _ . - only' }),
+  WAKER_PAUSE_SECONDS: Joi.number().min(0).default(0),
+})
+  .unknown(true)
+  .prefs({ convert: true, abortEarly: true });
+
+function readEnvFile(file: string): Record<string, string> {
+  try {
+    return parseEnvFile(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new ConfigError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * `.env` at the repository root, with the process environment on top. The repository root is
+ * `REPO_ROOT`, else `defaultRoot`; `PERSONAS_DIR` is relative to it.
+ */
+export function loadWakerConfig(
+  env: NodeJS.ProcessEnv,
+  defaultRoot: string,
+  dockerSocket = DOCKER_SOCKET,
+): WakerConfig {
+  const repoRoot = path.resolve(env.REPO_ROOT || defaultRoot);
+  const dotEnv = readEnvFile(path.join(repoRoot, '.env'));
+  const merged: Record<string, string> = { ...dotEnv };
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) merged[k] = v;
+  const workerEnv: Record<string, string> = {};
+  for (const k of Object.keys(dotEnv)) workerEnv[k] = merged[k] as string;
+  const result: Joi.ValidationResult<Record<string, unknown>> = schema.validate(merged);
+  if (result.error) {
+    const detail = result.error.details[0];
+    const name = detail?.path.join('.') ?? 'environment';
+    throw new ConfigError(`invalid ${name}: ${detail?.message ?? result.error.message}`);
+  }
+  const v = result.value;
+  const personasDir = path.resolve(repoRoot, v.PERSONAS_DIR as string);
+  if (!fs.existsSync(personasDir) || !fs.statSync(personasDir).isDirectory()) {
+    throw new ConfigError(`invalid PERSONAS_DIR: folder ${personasDir} does not exist`);
+  }
+  const driver =
+    (v.WAKER_DRIVER as DriverKind | undefined) ??
+    (fs.existsSync(dockerSocket) ? 'docker' : 'process');
+  return {
+    port: v.WAKER_PORT as number,
+    personasDir,
+    serviceKey: typeof v.SERVICE_KEY === 'string' ? v.SERVICE_KEY : null,
+    metricsIntervalS: v.METRICS_INTERVAL as number,
+    metricsWindowS: v.METRICS_WINDOW as number,
+    driver,
+    image: v.PERSONA_IMAGE as string,
+    fleetId: v.FLEET_ID as string,
+    repoRoot,
+    pauseSeconds: v.WAKER_PAUSE_SECONDS as number,
+    workerEnv: v.SERVICE_KEY ? { ...workerEnv, SERVICE_KEY: v.SERVICE_KEY as string } : workerEnv,
+  };
+}

@@ -1,0 +1,185 @@
+import type { CommitInfo, PersonaInfo } from '@persona-browser/contracts';
+import type { InstanceHandle, RuntimeDriver } from './drivers/types';
+import { FrontDoor } from './front-door';
+import type { Logger } from './log';
+import { Persona } from './persona';
+import type { PersonaSpec } from './personas';
+import { discoverPersonas } from './personas';
+
+export interface FleetOptions {
+  personasDir: string;
+  wakerPort: number;
+  driver: RuntimeDriver;
+  logger: Logger;
+  /** `.env` values and SERVICE_KEY, handed to every worker. */
+  workerEnv: Record<string, string>;
+  /** The commit the waker runs, passed to workers as COMMIT_INFO. */
+  commit: CommitInfo | null;
+  /** Sleepy personas pause this long after IDLE_TIMEOUT before they stop (0: stop at once). */
+  pauseSeconds?: number;
+  readyTimeoutMs?: number;
+  /** Period of the idle and health look (ms); health is checked every `healthEvery` ticks. */
+  tickMs?: number;
+  healthEvery?: number;
+  healthFailures?: number;
+  healthTimeoutMs?: number;
+}
+
+export class UnknownPersona extends Error {
+  constructor(name: string) {
+    super(`unknown persona: ${name}`);
+  }
+}
+
+/**
+ * The personas of one folder, their front doors and the driver that runs their workers. It owns
+ * the list; each Persona owns its own state.
+ */
+export class Fleet {
+  private readonly personas = new Map<string, Persona>();
+  private readonly doors: FrontDoor[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private ticks = 0;
+  private readonly ticking = new Set<string>();
+
+  constructor(private readonly opts: FleetOptions) {}
+
+  /** Reads the folder, opens every port, takes over or clears old workers, starts always-on. */
+  async start(): Promise<void> {
+    const { logger, driver } = this.opts;
+    const { specs, problems } = discoverPersonas(this.opts.personasDir);
+    for (const p of problems) {
+      logger.error(`persona ${p.name} skipped: invalid ${p.variable}: ${p.message}`, {
+        persona: p.name,
+        variable: p.variable,
+      });
+    }
+    const workerEnv = { ...this.opts.workerEnv };
+    if (this.opts.commit) workerEnv.COMMIT_INFO = JSON.stringify(this.opts.commit);
+    const byPort = new Map<number, PersonaSpec>();
+    for (const spec of specs) {
+      const persona = new Persona(spec, {
+        driver,
+        logger,
+        workerEnv,
+        pauseSeconds: this.opts.pauseSeconds ?? 0,
+        readyTimeoutMs: this.opts.readyTimeoutMs ?? 90_000,
+        healthFailures: this.opts.healthFailures ?? 3,
+        healthTimeoutMs: this.opts.healthTimeoutMs ?? 3_000,
+      });
+      this.personas.set(spec.name, persona);
+      const other = byPort.get(spec.port);
+      if (spec.port === this.opts.wakerPort) {
+        persona.markFatal(`PORT ${spec.port} is the waker's own port (WAKER_PORT)`);
+      } else if (other) {
+        persona.markFatal(`PORT ${spec.port} is already used by persona ${other.name}`);
+      } else {
+        byPort.set(spec.port, spec);
+      }
+    }
+    driver.onExit((handle, info) => this.personas.get(handle.persona)?.onExit(handle, info));
+
+    for (const persona of this.personas.values()) {
+      if (persona.state === 'crashed') continue;
+      const door = new FrontDoor(persona, logger);
+      try {
+        await door.listen();
+        this.doors.push(door);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        persona.markFatal(
+          code === 'EADDRINUSE'
+            ? `port ${persona.spec.port} is already in use on the host`
+            : `cannot listen on port ${persona.spec.port}: ${(err as Error).message}`,
+        );
+      }
+    }
+    for (const p of this.personas.values()) {
+      if (p.state === 'crashed') {
+        logger.error(`persona ${p.name} crashed: ${p.error}`, { persona: p.name });
+      }
+    }
+
+    await this.takeOver();
+    for (const persona of this.personas.values()) {
+      if (persona.spec.mode === 'always-on' && persona.state === 'waking') {
+        persona.wake().catch((err: unknown) => logger.error((err as Error).message));
+      }
+    }
+    const tickMs = this.opts.tickMs ?? 1_000;
+    this.timer = setInterval(() => this.tick(), tickMs);
+  }
+
+  /** Workers of an earlier waker (same fleet id): adopted where possible, else removed. */
+  private async takeOver(): Promise<void> {
+    const { driver, logger } = this.opts;
+    const found = await driver.findExisting();
+    const seen = new Set<string>();
+    const stale: InstanceHandle[] = [];
+    for (const f of found) {
+      const persona = this.personas.get(f.handle.persona);
+      const usable =
+        driver.canAdopt &&
+        f.running &&
+        persona &&
+        persona.state !== 'crashed' &&
+        !seen.has(persona.name);
+      if (usable) {
+        seen.add(persona.name);
+        persona.adopt(f.handle, f.paused);
+        logger.info('worker taken over', { persona: persona.name, id: f.handle.id });
+      } else {
+        stale.push(f.handle);
+      }
+    }
+    await Promise.all(
+      stale.map((h) =>
+        driver.stop(h).then(
+          () => logger.info('stale worker removed', { persona: h.persona, id: h.id }),
+          (err: unknown) => logger.error('cannot remove stale worker', { id: h.id, err }),
+        ),
+      ),
+    );
+  }
+
+  private tick(): void {
+    this.ticks += 1;
+    const health = this.ticks % (this.opts.healthEvery ?? 5) === 0;
+    for (const p of this.personas.values()) {
+      if (this.ticking.has(p.name)) continue;
+      this.ticking.add(p.name);
+      void p.tick(health).finally(() => this.ticking.delete(p.name));
+    }
+  }
+
+  list(): PersonaInfo[] {
+    const now = Date.now();
+    return [...this.personas.values()].map((p) => p.info(now));
+  }
+
+  get(name: string): Persona {
+    const p = this.personas.get(name);
+    if (!p) throw new UnknownPersona(name);
+    return p;
+  }
+
+  /** For the metrics sampler: each persona and the host pid of its worker's tree root. */
+  instances(): Array<{ name: string; pid: number | null }> {
+    return [...this.personas.values()].map((p) => ({ name: p.name, pid: p.pid() }));
+  }
+
+  /** Stops every worker and closes every port. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await Promise.all(this.doors.map((d) => d.close()));
+    await Promise.all(
+      [...this.personas.values()].map((p) =>
+        p
+          .shutdown()
+          .catch((err: unknown) => this.opts.logger.error('stop failed', { persona: p.name, err })),
+      ),
+    );
+    await this.opts.driver.close();
+  }
+}

@@ -1,0 +1,139 @@
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { createProxyServer } from 'http-proxy-3';
+import type { Address } from './drivers/types';
+import type { Logger } from './log';
+import type { Persona } from './persona';
+
+/** SPEC's error envelope, for the few answers the front door gives itself. */
+function sendError(res: http.ServerResponse, status: number, error: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = JSON.stringify({ success: false, error, page_id: null });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
+function refuseUpgrade(socket: Duplex, status: number, error: string): void {
+  const body = JSON.stringify({ success: false, error, page_id: null });
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * A persona's port on the host: every HTTP request and WebSocket is streamed to its worker
+ * (http-proxy-3, no buffering), waking the worker first when it sleeps. The door counts the
+ * persona's activity: requests in flight and open sockets.
+ */
+export class FrontDoor {
+  private readonly proxy = createProxyServer({ xfwd: true, ws: true });
+  readonly server: http.Server;
+  /** Upgraded sockets: the HTTP server no longer tracks them, so close() ends them here. */
+  private readonly upgraded = new Set<Duplex>();
+
+  constructor(
+    private readonly persona: Persona,
+    private readonly logger: Logger,
+  ) {
+    this.server = http.createServer((req, res) => this.onRequest(req, res));
+    this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.onUpgrade(req, socket, head),
+    );
+    // A request that reaches the worker and back needs no timeout of ours.
+    this.server.requestTimeout = 0;
+    this.server.headersTimeout = 60_000;
+  }
+
+  /** Listens on the persona's port on every interface; rejects with the listen error. */
+  listen(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(err);
+      this.server.once('error', onError);
+      this.server.listen(this.persona.spec.port, () => {
+        this.server.off('error', onError);
+        this.server.on('error', (err) =>
+          this.logger.error('front door error', { persona: this.persona.name, error: err.message }),
+        );
+        resolve();
+      });
+    });
+  }
+
+  private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const persona = this.persona;
+    persona.activity.requestStarted();
+    let ended = false;
+    res.once('close', () => {
+      if (ended) return;
+      ended = true;
+      persona.activity.requestEnded();
+    });
+    const forward = (target: Address): void => {
+      if (res.destroyed) return;
+      this.proxy.web(req, res, { target, agent: persona.agent }, (err) => {
+        this.logger.warn('proxy error', { persona: persona.name, error: err.message });
+        sendError(res, 502, `persona ${persona.name}: worker did not answer (${err.message})`);
+      });
+    };
+    // A running worker is served at once; only a sleeping one makes the request wait.
+    const running = persona.runningAddress();
+    if (running) {
+      forward(running);
+      return;
+    }
+    persona
+      .ensureRunning()
+      .then(forward, (err: unknown) =>
+        sendError(
+          res,
+          503,
+          `persona ${persona.name} could not be woken: ${(err as Error).message}`,
+        ),
+      );
+  }
+
+  private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    const persona = this.persona;
+    persona.activity.socketOpened();
+    this.upgraded.add(socket);
+    let closed = false;
+    socket.once('close', () => {
+      this.upgraded.delete(socket);
+      if (closed) return;
+      closed = true;
+      persona.activity.socketClosed();
+    });
+    socket.on('error', () => undefined);
+    persona.ensureRunning().then(
+      (target) => {
+        if (socket.destroyed) return;
+        this.proxy.ws(req, socket, head, { target }, (err) => {
+          this.logger.warn('websocket proxy error', { persona: persona.name, error: err.message });
+          socket.destroy();
+        });
+      },
+      (err: unknown) =>
+        refuseUpgrade(
+          socket,
+          503,
+          `persona ${persona.name} could not be woken: ${(err as Error).message}`,
+        ),
+    );
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+      for (const s of this.upgraded) s.destroy();
+      this.proxy.close();
+    });
+  }
+}

@@ -1,0 +1,107 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Joi from 'joi';
+import type { PersonaMode } from '@persona-browser/contracts';
+import { PERSONA_MODES, parseEnvFile } from '@persona-browser/contracts';
+
+/** One persona folder as the waker reads it (`persona.env`). */
+export interface PersonaSpec {
+  name: string;
+  /** Absolute path of the persona folder (as this process sees it). */
+  dir: string;
+  /** Host port the waker serves the persona on. */
+  port: number;
+  mode: PersonaMode;
+  /** Seconds without client activity before a sleepy persona sleeps; null for always-on. */
+  idleTimeoutS: number | null;
+  memoryLimitMb: number | null;
+  cpus: number | null;
+}
+
+/** A persona folder that cannot run: one line naming the persona and the variable. */
+export interface PersonaProblem {
+  name: string;
+  variable: string;
+  message: string;
+}
+
+const schema = Joi.object({
+  PORT: Joi.number().integer().min(1).max(65535).required(),
+  MODE: Joi.string()
+    .valid(...PERSONA_MODES)
+    .required(),
+  IDLE_TIMEOUT: Joi.when('MODE', {
+    is: 'sleepy',
+    then: Joi.number().positive().required(),
+    otherwise: Joi.number().positive(),
+  }),
+  MEMORY_LIMIT_MB: Joi.number().integer().min(64),
+  CPUS: Joi.number().positive().max(1024),
+})
+  .unknown(true)
+  .prefs({ convert: true, abortEarly: true });
+
+/** Folder names that become container names and labels. */
+const NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
+
+/** Reads one persona folder; a problem instead of a spec when it cannot run. */
+export function readPersona(dir: string): PersonaSpec | PersonaProblem {
+  const name = path.basename(dir);
+  if (!NAME.test(name)) {
+    return { name, variable: 'name', message: 'folder name may hold letters, digits, _ . - only' };
+  }
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(dir, 'persona.env'), 'utf8');
+  } catch (err) {
+    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    return {
+      name,
+      variable: 'persona.env',
+      message: missing ? 'persona.env is missing' : `cannot read persona.env: ${String(err)}`,
+    };
+  }
+  const result: Joi.ValidationResult<Record<string, unknown>> = schema.validate(parseEnvFile(text));
+  const error = result.error;
+  const value = result.value as Record<string, unknown>;
+  if (error) {
+    const detail = error.details[0];
+    return {
+      name,
+      variable: detail?.path.join('.') || 'persona.env',
+      message: detail?.message ?? error.message,
+    };
+  }
+  const mode = value.MODE as PersonaMode;
+  return {
+    name,
+    dir,
+    port: value.PORT as number,
+    mode,
+    idleTimeoutS: mode === 'sleepy' ? (value.IDLE_TIMEOUT as number) : null,
+    memoryLimitMb: typeof value.MEMORY_LIMIT_MB === 'number' ? value.MEMORY_LIMIT_MB : null,
+    cpus: typeof value.CPUS === 'number' ? value.CPUS : null,
+  };
+}
+
+export const isProblem = (p: PersonaSpec | PersonaProblem): p is PersonaProblem => 'variable' in p;
+
+/** Every sub-folder of `personasDir` (hidden ones aside), sorted by name. */
+export function discoverPersonas(personasDir: string): {
+  specs: PersonaSpec[];
+  problems: PersonaProblem[];
+} {
+  const specs: PersonaSpec[] = [];
+  const problems: PersonaProblem[] = [];
+  const entries = fs
+    .readdirSync(personasDir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+    .map((e) => e.name)
+    .sort();
+  for (const name of entries) {
+    const read = readPersona(path.join(personasDir, name));
+    if (isProblem(read)) problems.push(read);
+    else specs.push(read);
+  }
+  return { specs, problems };
+}

@@ -1,0 +1,268 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import Docker from 'dockerode';
+import { personaListSchema } from '@persona-browser/contracts';
+import type { RunningWaker } from './helpers/waker';
+import { ROOT, call, freePort, makePersonas, sleep, startWaker } from './helpers/waker';
+
+/**
+ * The waker with the `docker` driver against the real engine: one container per persona, found
+ * again by labels, nothing left behind. The image is the image helper's (`persona-browser:test`,
+ * announced in /tmp/fleet/image-ready until the merge wires waker/test/helpers/image.ts).
+ */
+const FLEET = `dtest${process.pid}`;
+const IDLE_S = 3;
+const docker = new Docker();
+const READY_FILE = '/tmp/fleet/image-ready';
+
+async function imageTag(): Promise<string> {
+  if (process.env.PERSONA_TEST_IMAGE) return process.env.PERSONA_TEST_IMAGE;
+  const until = Date.now() + 15 * 60_000;
+  while (!fs.existsSync(READY_FILE)) {
+    if (Date.now() > until) throw new Error(`no persona image: ${READY_FILE} did not appear`);
+    await sleep(2_000);
+  }
+  // key=value lines; the pinned tag does not move when another worktree rebuilds `tag`.
+  const fields = new Map(
+    fs
+      .readFileSync(READY_FILE, 'utf8')
+      .split('\n')
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1).trim()]),
+  );
+  const tag = fields.get('pinned_tag') || fields.get('tag');
+  if (!tag) throw new Error(`${READY_FILE} names no image tag`);
+  return tag;
+}
+
+/** REPO_ROOT for the waker: this checkout, once it holds the seccomp profile of the image. */
+function repoRoot(): string {
+  const own = path.join(ROOT, 'docker', 'seccomp-chromium.json');
+  if (fs.existsSync(own)) return ROOT;
+  const given = process.env.PB_SECCOMP_FILE;
+  if (!given) throw new Error(`${own} is missing (set PB_SECCOMP_FILE to a copy before the merge)`);
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-waker-root-'));
+  fs.mkdirSync(path.join(root, 'docker'));
+  fs.copyFileSync(given, path.join(root, 'docker', 'seccomp-chromium.json'));
+  return root;
+}
+
+const fleetContainers = (all = true): Promise<Docker.ContainerInfo[]> =>
+  docker.listContainers({ all, filters: { label: [`persona-browser.fleet=${FLEET}`] } });
+
+const containerOf = async (persona: string): Promise<Docker.ContainerInspectInfo | null> =>
+  docker
+    .getContainer(`pb-${FLEET}-${persona}`)
+    .inspect()
+    .catch(() => null);
+
+let waker: RunningWaker;
+let env: Record<string, string>;
+let ports: Record<string, number>;
+let personasDir: string;
+
+beforeAll(async () => {
+  const image = await imageTag();
+  ports = { waker: await freePort(), alice: await freePort(), bob: await freePort() };
+  ({ personasDir } = makePersonas({
+    alice: `PORT=${ports.alice}\nMODE=always-on\nMEMORY_LIMIT_MB=1536\nCPUS=1.5\n`,
+    bob: `PORT=${ports.bob}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
+  }));
+  env = {
+    WAKER_DRIVER: 'docker',
+    WAKER_PORT: String(ports.waker),
+    PERSONAS_DIR: personasDir,
+    PERSONA_IMAGE: image,
+    FLEET_ID: FLEET,
+    REPO_ROOT: repoRoot(),
+  };
+  waker = await startWaker(env);
+}, 16 * 60_000);
+
+afterAll(async () => {
+  await waker?.stop();
+  for (const c of await fleetContainers()) {
+    await docker.getContainer(c.Id).remove({ force: true });
+  }
+});
+
+describe('waker with the docker driver', () => {
+  test('the always-on persona runs in its own labelled container and answers through its port', async () => {
+    await waker.waitState('alice', 'running', 90_000);
+    const list = await call(`${waker.url}/api/personas`);
+    expect(personaListSchema.validate(list.body).error).toBeUndefined();
+    const status = await call(`http://127.0.0.1:${ports.alice}/api/v1/system/status`, {
+      key: null,
+    });
+    expect(status).toMatchObject({ status: 200, body: { initialized: true } });
+    const created = await call(`http://127.0.0.1:${ports.alice}/api/v1/ops/create-page`, {
+      method: 'POST',
+      body: { page_id: 'in-container' },
+    });
+    expect(created).toMatchObject({
+      status: 200,
+      body: { success: true, page_id: 'in-container' },
+    });
+    const ping = await call(`http://127.0.0.1:${ports.alice}/api/v1/system/ping`, { key: null });
+    // Inside the container the persona folder is /persona, so the worker names itself after
+    // that folder: the persona's own name needs a worker change (reported to the lead).
+    expect(ping.body).toMatchObject({ status: 'alive' });
+
+    const c = await containerOf('alice');
+    expect(c?.State.Running).toBe(true);
+    expect(c?.Config.Labels).toMatchObject({
+      'persona-browser.persona': 'alice',
+      'persona-browser.fleet': FLEET,
+    });
+    expect(c?.HostConfig.Memory).toBe(1536 * 1024 * 1024);
+    expect(c?.HostConfig.NanoCpus).toBe(1.5e9);
+    expect(c?.HostConfig.ShmSize).toBe(512 * 1024 * 1024);
+    expect(c?.HostConfig.ExtraHosts).toEqual(['host.docker.internal:host-gateway']);
+    expect(c?.HostConfig.SecurityOpt?.[0]).toMatch(/^seccomp=\{/);
+    expect(c?.Mounts).toEqual([
+      expect.objectContaining({ Source: path.join(personasDir, 'alice'), Destination: '/persona' }),
+    ]);
+    // The persona folder is the worker's: its profile lands there.
+    expect(fs.existsSync(path.join(personasDir, 'alice', 'profile'))).toBe(true);
+  });
+
+  test('the sleepy persona wakes on its first request (answered), then sleeps and its container goes', async () => {
+    expect((await waker.persona('bob')).state).toBe('sleeping');
+    expect(await containerOf('bob')).toBeNull();
+    const first = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
+    expect(first).toMatchObject({ status: 200, body: { initialized: true } });
+    expect((await containerOf('bob'))?.State.Running).toBe(true);
+    const doneAt = Date.now();
+    await waker.waitState('bob', 'sleeping', 60_000);
+    expect(Date.now() - doneAt).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
+    const until = Date.now() + 30_000;
+    while ((await containerOf('bob')) !== null && Date.now() < until) await sleep(200);
+    expect(await containerOf('bob')).toBeNull();
+  });
+
+  test('a profile cookie survives a sleep and the wake after it (the folder is a bind mount)', async () => {
+    // A site on the host that the container reaches as host.docker.internal.
+    const value = `v${Date.now()}`;
+    const site = http.createServer((req, res) => {
+      res.setHeader('content-type', 'text/html');
+      if (req.url === '/set') res.setHeader('set-cookie', `pb_test=${value}; Max-Age=3600; Path=/`);
+      res.end(`<html><body><pre id="c">cookie=${req.headers.cookie ?? ''}</pre></body></html>`);
+    });
+    await new Promise<void>((r) => site.listen(0, '0.0.0.0', r));
+    const sitePort = (site.address() as AddressInfo).port;
+    const bob = `http://127.0.0.1:${ports.bob}/api/v1/ops`;
+    const visit = async (page: string, route: string): Promise<string> => {
+      expect(
+        (await call(`${bob}/create-page`, { method: 'POST', body: { page_id: page } })).status,
+      ).toBe(200);
+      const nav = await call(`${bob}/${page}/navigate`, {
+        method: 'POST',
+        body: { url: `http://host.docker.internal:${sitePort}${route}` },
+      });
+      expect(nav.body).toMatchObject({ success: true });
+      const got = await call(`${bob}/${page}/extract-content`, { method: 'POST', body: {} });
+      return got.body.content as string;
+    };
+    try {
+      await visit('before', '/set');
+      const slept = await call(`${waker.url}/api/personas/bob/sleep`, { method: 'POST' });
+      expect(slept.body.state).toBe('sleeping');
+      expect(await containerOf('bob')).toBeNull();
+      // The next request wakes a new container on the same folder.
+      expect(await visit('after', '/read')).toContain(`cookie=pb_test=${value}`);
+    } finally {
+      site.close();
+    }
+  });
+
+  test('a container killed from outside comes back', async () => {
+    const before = await containerOf('alice');
+    await docker.getContainer(before?.Id as string).kill();
+    await waker.waitState('alice', ['crashed', 'waking'], 15_000);
+    await waker.waitState('alice', 'running', 90_000);
+    const after = await containerOf('alice');
+    expect(after?.Id).not.toBe(before?.Id);
+    const status = await call(`http://127.0.0.1:${ports.alice}/api/v1/system/status`, {
+      key: null,
+    });
+    expect(status.body.initialized).toBe(true);
+  });
+
+  test('a restarted waker finds its running container again by labels', async () => {
+    const before = await containerOf('alice');
+    waker.proc.kill('SIGKILL');
+    await waker.exited;
+    expect((await containerOf('alice'))?.State.Running).toBe(true);
+    // This time sleepy personas pause first: a paused one wakes without a cold start.
+    waker = await startWaker({ ...env, WAKER_PAUSE_SECONDS: '120' });
+    const alice = await waker.persona('alice');
+    expect(alice.state).toBe('running');
+    expect((await containerOf('alice'))?.Id).toBe(before?.Id);
+    expect(waker.logs.some((l) => l.includes('worker taken over'))).toBe(true);
+  });
+
+  test('a paused persona wakes faster than a stopped one', async () => {
+    // Stopped first (an API sleep always stops; only the idle sleep pauses).
+    await call(`${waker.url}/api/personas/bob/sleep`, { method: 'POST' });
+    expect(await containerOf('bob')).toBeNull();
+    let t = performance.now();
+    const cold = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
+    const coldMs = performance.now() - t;
+    expect(cold).toMatchObject({ status: 200 });
+    await waker.waitState('bob', 'sleeping', 60_000);
+    expect((await containerOf('bob'))?.State.Paused).toBe(true);
+    t = performance.now();
+    const warm = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
+    const warmMs = performance.now() - t;
+    expect(warm).toMatchObject({ status: 200, body: { initialized: true } });
+    expect((await containerOf('bob'))?.State.Paused).toBe(false);
+    expect(warmMs).toBeLessThan(coldMs);
+  });
+
+  test('stopping the waker removes every container of the fleet', async () => {
+    expect((await fleetContainers()).length).toBeGreaterThan(0);
+    expect(await waker.stop()).toBe(0);
+    expect(await fleetContainers()).toEqual([]);
+  });
+});
+
+describe('docker driver bad input', () => {
+  test('a missing seccomp profile stops the waker at start with the file named', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-waker-noseccomp-'));
+    await expect(
+      startWaker({ ...env, WAKER_PORT: String(await freePort()), REPO_ROOT: root }),
+    ).rejects.toThrow(path.join(root, 'docker', 'seccomp-chromium.json'));
+  });
+
+  test('a broken image name is a clear error; the API keeps running', async () => {
+    const fleet = `${FLEET}bad`;
+    const p = { waker: await freePort(), lost: await freePort() };
+    const dirs = makePersonas({ lost: `PORT=${p.lost}\nMODE=sleepy\nIDLE_TIMEOUT=5\n` });
+    const bad = await startWaker({
+      ...env,
+      WAKER_PORT: String(p.waker),
+      PERSONAS_DIR: dirs.personasDir,
+      FLEET_ID: fleet,
+      PERSONA_IMAGE: 'persona-browser:no-such-tag',
+    });
+    try {
+      const r = await call(`http://127.0.0.1:${p.lost}/api/v1/system/status`, { key: null });
+      expect(r.status).toBe(503);
+      expect(r.body).toMatchObject({ success: false, page_id: null });
+      expect(r.body.error).toContain('persona-browser:no-such-tag');
+      const lost = await bad.persona('lost');
+      expect(lost.state).toBe('crashed');
+      expect(lost.error).toContain('image persona-browser:no-such-tag not found');
+      expect((await call(`${bad.url}/api/health`, { key: null })).status).toBe(200);
+    } finally {
+      expect(await bad.stop()).toBe(0);
+    }
+    const left = await docker.listContainers({
+      all: true,
+      filters: { label: [`persona-browser.fleet=${fleet}`] },
+    });
+    expect(left).toEqual([]);
+  });
+});

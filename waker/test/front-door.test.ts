@@ -1,0 +1,221 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import WebSocket from 'ws';
+import { ProcessDriver } from '../src/drivers/process';
+import { Fleet } from '../src/fleet';
+import type { FleetOptions } from '../src/fleet';
+import { createLogger } from '../src/log';
+import { fleetPids, isAlive, workerPid } from './helpers/procs';
+import { call, freePort, makePersonas, sleep } from './helpers/waker';
+
+/**
+ * The front door's WebSocket path and its failure answers, with a stand-in worker
+ * (helpers/echo-worker.cjs): the real worker accepts no WebSocket until the live view is merged.
+ * The fleet runs in this process with the process driver; the stand-in is a real child process.
+ */
+const ECHO = [process.execPath, path.join(__dirname, 'helpers', 'echo-worker.cjs')];
+const FAILING = [process.execPath, '-e', 'console.error("no browser here"); process.exit(3)'];
+const logger = createLogger([], 'error');
+const IDLE_S = 2;
+
+function fleetOf(
+  personasDir: string,
+  fleetId: string,
+  command: string[],
+  extra: Partial<FleetOptions> = {},
+): Fleet {
+  return new Fleet({
+    personasDir,
+    wakerPort: 1,
+    driver: new ProcessDriver({ fleetId, command, wakerPort: 1, logger }),
+    logger,
+    workerEnv: {},
+    commit: null,
+    tickMs: 200,
+    ...extra,
+  });
+}
+
+function openSocket(url: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.once('open', () => resolve(ws));
+    ws.once('error', reject);
+  });
+}
+
+const echo = (ws: WebSocket, text: string): Promise<string> =>
+  new Promise((resolve) => {
+    ws.once('message', (data: Buffer) => resolve(data.toString()));
+    ws.send(text);
+  });
+
+async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await sleep(50);
+  }
+}
+
+describe('front door', () => {
+  const fleetId = `fdtest${process.pid}`;
+  let fleet: Fleet;
+  let port: number;
+
+  beforeAll(async () => {
+    port = await freePort();
+    const { personasDir } = makePersonas({
+      echo: `PORT=${port}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
+    });
+    fleet = fleetOf(personasDir, fleetId, ECHO);
+    await fleet.start();
+  });
+
+  afterAll(async () => {
+    await fleet?.stop();
+  });
+
+  const state = (): string => fleet.get('echo').state;
+
+  test('a WebSocket wakes the sleepy persona and is proxied both ways', async () => {
+    expect(state()).toBe('sleeping');
+    const ws = await openSocket(`ws://127.0.0.1:${port}/any`);
+    expect(state()).toBe('running');
+    expect(await echo(ws, 'hello')).toBe('echo:hello');
+    ws.close();
+    await waitFor(() => state() === 'sleeping', (IDLE_S + 5) * 1000);
+  });
+
+  test('an open WebSocket keeps the persona awake past IDLE_TIMEOUT; closing it lets it sleep', async () => {
+    const ws = await openSocket(`ws://127.0.0.1:${port}/live`);
+    const pid = workerPid(fleetId, 'echo');
+    expect(pid).not.toBeNull();
+    await sleep((IDLE_S * 2 + 1) * 1000);
+    expect(state()).toBe('running');
+    expect(fleet.get('echo').info().idle_seconds).toBeNull();
+    expect(await echo(ws, 'still there')).toBe('echo:still there');
+    const closedAt = Date.now();
+    ws.close();
+    await waitFor(() => state() === 'sleeping', (IDLE_S + 5) * 1000);
+    expect(Date.now() - closedAt).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
+    expect(isAlive(pid as number)).toBe(false);
+  });
+
+  test('a request during the wake waits and is served; requests count as activity', async () => {
+    const replies = await Promise.all(
+      [1, 2, 3].map((i) => call(`http://127.0.0.1:${port}/req/${i}`, { key: null })),
+    );
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(replies.map((r) => r.body.echo)).toEqual(['/req/1', '/req/2', '/req/3']);
+    // One worker served them all.
+    expect(new Set(replies.map((r) => r.body.pid)).size).toBe(1);
+    expect(fleet.instances()).toEqual([{ name: 'echo', pid: replies[0]?.body.pid }]);
+  });
+});
+
+describe('front door failures', () => {
+  test('a wake that fails answers 503 in the error envelope, naming the cause', async () => {
+    const port = await freePort();
+    const { personasDir } = makePersonas({
+      broken: `PORT=${port}\nMODE=sleepy\nIDLE_TIMEOUT=5\n`,
+    });
+    const fleet = fleetOf(personasDir, `fdfail${process.pid}`, FAILING);
+    await fleet.start();
+    try {
+      const r = await call(`http://127.0.0.1:${port}/api/v1/system/status`, { key: null });
+      expect(r.status).toBe(503);
+      expect(r.body).toMatchObject({ success: false, page_id: null });
+      expect(r.body.error).toContain('exited with 3');
+      expect(r.body.error).toContain('no browser here');
+      expect(fleet.get('broken').info()).toMatchObject({ state: 'crashed' });
+    } finally {
+      await fleet.stop();
+    }
+  });
+
+  test('an always-on persona that keeps dying is restarted with a growing delay', async () => {
+    const port = await freePort();
+    const { personasDir } = makePersonas({ loop: `PORT=${port}\nMODE=always-on\n` });
+    const starts: number[] = [];
+    const driver = new ProcessDriver({
+      fleetId: `fdloop${process.pid}`,
+      command: FAILING,
+      wakerPort: 1,
+      logger,
+    });
+    const start = driver.start.bind(driver);
+    driver.start = (spec) => {
+      starts.push(Date.now());
+      return start(spec);
+    };
+    const fleet = new Fleet({
+      personasDir,
+      wakerPort: 1,
+      driver,
+      logger,
+      workerEnv: {},
+      commit: null,
+    });
+    await fleet.start();
+    await sleep(4_000);
+    await fleet.stop();
+    const gaps = starts.slice(1).map((t, i) => t - (starts[i] as number));
+    // A handful of attempts, not a tight loop; each wait longer than the one before.
+    expect(starts.length).toBeGreaterThanOrEqual(3);
+    expect(starts.length).toBeLessThanOrEqual(6);
+    for (let i = 1; i < gaps.length; i += 1) {
+      expect(gaps[i] as number).toBeGreaterThan(gaps[i - 1] as number);
+    }
+  });
+
+  test('a worker that stops answering status is restarted after a few failed checks', async () => {
+    const fleetId = `fdhang${process.pid}`;
+    const port = await freePort();
+    const { personasDir } = makePersonas({ hung: `PORT=${port}\nMODE=always-on\n` });
+    const fleet = fleetOf(personasDir, fleetId, ECHO, { healthEvery: 1, healthTimeoutMs: 500 });
+    await fleet.start();
+    try {
+      await waitFor(() => fleet.get('hung').state === 'running', 10_000);
+      const frozen = workerPid(fleetId, 'hung') as number;
+      process.kill(frozen, 'SIGSTOP');
+      const frozenAt = Date.now();
+      await waitFor(() => {
+        const pid = workerPid(fleetId, 'hung');
+        return pid !== null && pid !== frozen && fleet.get('hung').state === 'running';
+      }, 20_000);
+      // Not on the first missed check: three of them (500 ms each) come first.
+      expect(Date.now() - frozenAt).toBeGreaterThanOrEqual(3 * 500);
+      expect(isAlive(frozen)).toBe(false);
+      const r = await call(`http://127.0.0.1:${port}/after`, { key: null });
+      expect(r.body.echo).toBe('/after');
+    } finally {
+      await fleet.stop();
+    }
+  });
+
+  test('a restarted waker removes the workers its predecessor left (same fleet id)', async () => {
+    const fleetId = `fdstale${process.pid}`;
+    const old = makePersonas({ x: `PORT=${await freePort()}\nMODE=sleepy\nIDLE_TIMEOUT=60\n` });
+    const first = fleetOf(old.personasDir, fleetId, ECHO);
+    await first.start();
+    await first.get('x').wake();
+    const leftover = workerPid(fleetId, 'x') as number;
+    expect(leftover).not.toBeNull();
+    // The next waker (a new process after a crash, here a new fleet object) finds it by its mark.
+    const next = makePersonas({ x: `PORT=${await freePort()}\nMODE=always-on\n` });
+    const second = fleetOf(next.personasDir, fleetId, ECHO);
+    await second.start();
+    try {
+      expect(isAlive(leftover)).toBe(false);
+      await waitFor(() => second.get('x').state === 'running', 10_000);
+      expect(fleetPids(fleetId).length).toBe(1);
+    } finally {
+      await second.stop();
+      await first.stop();
+    }
+    expect(fleetPids(fleetId)).toEqual([]);
+    fs.rmSync(old.root, { recursive: true, force: true });
+    fs.rmSync(next.root, { recursive: true, force: true });
+  });
+});

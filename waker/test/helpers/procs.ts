@@ -1,0 +1,57 @@
+import fs from 'node:fs';
+
+/** Process-table helpers read from /proc (Linux), for what the waker leaves behind. */
+
+function environOf(pid: number): Map<string, string> | null {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
+    return new Map(
+      text
+        .split('\0')
+        .filter(Boolean)
+        .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+    );
+  } catch {
+    return null;
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+function pgidOf(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Live processes started for a fleet: the process driver marks each worker's environment, and
+ * its Xvfb and Chromium inherit the mark.
+ */
+export function fleetPids(fleetId: string, persona?: string): number[] {
+  const out: number[] = [];
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    const pid = Number(e);
+    const env = environOf(pid);
+    if (!env || env.get('PB_WAKER_FLEET') !== fleetId || !isAlive(pid)) continue;
+    if (persona && env.get('PB_WAKER_PERSONA') !== persona) continue;
+    out.push(pid);
+  }
+  return out;
+}
+
+/** The worker process itself (its group's leader) of one persona, or null while none runs. */
+export function workerPid(fleetId: string, persona: string): number | null {
+  return fleetPids(fleetId, persona).find((pid) => pgidOf(pid) === pid) ?? null;
+}

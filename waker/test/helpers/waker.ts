@@ -1,0 +1,175 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { PersonaInfo, PersonaState } from '@persona-browser/contracts';
+
+/** The repository this suite runs from (also when compiled for the benchmark, one level down). */
+function findRoot(dir: string): string {
+  for (let d = dir; d !== path.dirname(d); d = path.dirname(d)) {
+    if (fs.existsSync(path.join(d, 'waker', 'package.json'))) return d;
+  }
+  throw new Error(`no repository root above ${dir}`);
+}
+export const ROOT = findRoot(__dirname);
+export const WAKER_MAIN = path.join(ROOT, 'waker', 'dist', 'main.js');
+export const KEY = 'waker-test-key';
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A port free on this host right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Reply<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+  ms: number;
+}
+
+/** One HTTP call; the body parsed as JSON where it is JSON. */
+export async function call<T = any>(
+  url: string,
+  opts: { method?: string; key?: string | null; body?: unknown } = {},
+): Promise<Reply<T>> {
+  const headers: Record<string, string> = {};
+  if (opts.key !== null) headers.authorization = `Bearer ${opts.key ?? KEY}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const started = performance.now();
+  const res = await fetch(url, {
+    method: opts.method ?? 'GET',
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  return {
+    status: res.status,
+    body: body as T,
+    headers: res.headers,
+    ms: performance.now() - started,
+  };
+}
+
+/** A scratch repository root with a personas folder: `{name: persona.env text or null}`. */
+export function makePersonas(personas: Record<string, string | null>): {
+  root: string;
+  personasDir: string;
+} {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-waker-'));
+  const personasDir = path.join(root, 'personas');
+  for (const [name, env] of Object.entries(personas)) {
+    fs.mkdirSync(path.join(personasDir, name), { recursive: true });
+    if (env !== null) fs.writeFileSync(path.join(personasDir, name, 'persona.env'), env);
+  }
+  return { root, personasDir };
+}
+
+export interface RunningWaker {
+  proc: ChildProcess;
+  port: number;
+  url: string;
+  logs: string[];
+  exited: Promise<number | null>;
+  personas(): Promise<PersonaInfo[]>;
+  persona(name: string): Promise<PersonaInfo>;
+  /** Polls GET /api/personas until `name` is in `state` (or one of them). */
+  waitState(
+    name: string,
+    state: PersonaState | PersonaState[],
+    timeoutMs?: number,
+  ): Promise<PersonaInfo>;
+  /** SIGTERM; resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts the built waker as users do (`node waker/dist/main.js`), with DISPLAY removed so each
+ * worker starts its own Xvfb. Resolves once its API listens.
+ */
+export async function startWaker(env: Record<string, string>): Promise<RunningWaker> {
+  const port = Number(env.WAKER_PORT);
+  const full: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) full[k] = v;
+  delete full.DISPLAY;
+  delete full.VNC_PORT;
+  Object.assign(full, { SERVICE_KEY: KEY, BROWSER_SLOWMO: '0', LOG_LEVEL: 'info' }, env);
+  const proc = spawn(process.execPath, [WAKER_MAIN], {
+    env: full,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const onData = (c: Buffer): void => {
+    for (const line of c.toString().split('\n')) if (line.trim()) logs.push(line);
+    if (process.env.WAKER_LOGS) process.stderr.write(c);
+  };
+  proc.stdout.on('data', onData);
+  proc.stderr.on('data', onData);
+  const exited = new Promise<number | null>((resolve) =>
+    proc.once('exit', (code) => resolve(code)),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 20_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`waker exited:\n${logs.join('\n')}`);
+    const ok = await call(`${url}/api/health`, { key: null }).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > until) throw new Error(`waker did not listen:\n${logs.join('\n')}`);
+    await sleep(100);
+  }
+  const personas = async (): Promise<PersonaInfo[]> =>
+    (await call<{ personas: PersonaInfo[] }>(`${url}/api/personas`)).body.personas;
+  const persona = async (name: string): Promise<PersonaInfo> => {
+    const p = (await personas()).find((x) => x.name === name);
+    if (!p) throw new Error(`no persona ${name}`);
+    return p;
+  };
+  return {
+    proc,
+    port,
+    url,
+    logs,
+    exited,
+    personas,
+    persona,
+    waitState: async (name, state, timeoutMs = 60_000) => {
+      const wanted = Array.isArray(state) ? state : [state];
+      const deadline = Date.now() + timeoutMs;
+      let last: PersonaInfo | null = null;
+      while (Date.now() < deadline) {
+        last = await persona(name);
+        if (wanted.includes(last.state)) return last;
+        await sleep(100);
+      }
+      throw new Error(
+        `${name} not ${wanted.join('|')} within ${timeoutMs} ms: ${JSON.stringify(last)}`,
+      );
+    },
+    stop: async () => {
+      if (proc.exitCode === null) proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}

@@ -1,0 +1,211 @@
+import net from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { personaListSchema } from '@persona-browser/contracts';
+import { fleetPids, isAlive, workerPid } from './helpers/procs';
+import type { RunningWaker } from './helpers/waker';
+import { ROOT, call, freePort, makePersonas, sleep, startWaker } from './helpers/waker';
+
+/**
+ * The waker with the `process` driver (a machine without Docker): real workers, real Chromium,
+ * each persona served on its own host port by the waker.
+ */
+const FLEET = `ptest${process.pid}`;
+const IDLE_S = 3;
+
+let waker: RunningWaker;
+let ports: Record<string, number>;
+let blocker: net.Server;
+
+beforeAll(async () => {
+  ports = {
+    waker: await freePort(),
+    alice: await freePort(),
+    bob: await freePort(),
+    busy: await freePort(),
+  };
+  // Something else already listens on busy's port.
+  blocker = net.createServer();
+  await new Promise<void>((r) => blocker.listen(ports.busy, r));
+  const { root, personasDir } = makePersonas({
+    alice: `PORT=${ports.alice}\nMODE=always-on\n`,
+    bob: `PORT=${ports.bob}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
+    busy: `PORT=${ports.busy}\nMODE=always-on\n`,
+    dup: `PORT=${ports.alice}\nMODE=sleepy\nIDLE_TIMEOUT=5\n`,
+    own: `PORT=${ports.waker}\nMODE=always-on\n`,
+    noenv: null,
+    badmode: `PORT=${ports.busy}\nMODE=lazy\n`,
+  });
+  waker = await startWaker({
+    WAKER_DRIVER: 'process',
+    WAKER_PORT: String(ports.waker),
+    PERSONAS_DIR: personasDir,
+    FLEET_ID: FLEET,
+    // Workers run the checkout's build; the scratch root holds only the personas.
+    REPO_ROOT: ROOT,
+  });
+  void root;
+});
+
+afterAll(async () => {
+  await waker?.stop();
+  await new Promise((r) => blocker?.close(r));
+});
+
+describe('waker with the process driver', () => {
+  test('health needs no key; the persona list needs one', async () => {
+    expect((await call(`${waker.url}/api/health`, { key: null })).status).toBe(200);
+    const denied = await call(`${waker.url}/api/personas`, { key: null });
+    expect(denied).toMatchObject({ status: 401, body: { detail: 'Invalid API key' } });
+    expect((await call(`${waker.url}/api/personas`, { key: 'wrong' })).status).toBe(401);
+  });
+
+  test('bad persona folders are skipped with one line naming persona and variable', async () => {
+    const list = await call(`${waker.url}/api/personas`);
+    expect(list.status).toBe(200);
+    expect(personaListSchema.validate(list.body).error).toBeUndefined();
+    const names = (list.body.personas as Array<{ name: string }>).map((p) => p.name);
+    expect(names).toEqual(['alice', 'bob', 'busy', 'dup', 'own']);
+    const lines = waker.logs.filter((l) => l.includes('skipped'));
+    expect(lines.some((l) => l.includes('persona noenv') && l.includes('persona.env'))).toBe(true);
+    expect(lines.some((l) => l.includes('persona badmode') && l.includes('MODE'))).toBe(true);
+  });
+
+  test('port conflicts crash only that persona, with a clear error', async () => {
+    const byName = Object.fromEntries((await waker.personas()).map((p) => [p.name, p]));
+    expect(byName.busy).toMatchObject({ state: 'crashed' });
+    expect(byName.busy?.error).toContain(`port ${ports.busy} is already in use`);
+    expect(byName.dup).toMatchObject({ state: 'crashed' });
+    expect(byName.dup?.error).toContain('already used by persona alice');
+    expect(byName.own).toMatchObject({ state: 'crashed' });
+    expect(byName.own?.error).toContain('WAKER_PORT');
+    // And they stay so: a wake is refused with the reason.
+    const wake = await call(`${waker.url}/api/personas/busy/wake`, { method: 'POST' });
+    expect(wake.status).toBe(503);
+    expect(wake.body.error).toContain('already in use');
+  });
+
+  test('the always-on persona runs and answers REST through its port', async () => {
+    const alice = await waker.waitState('alice', 'running');
+    const head = execFileSync('git', ['-C', ROOT, 'log', '-1', '--format=%H']).toString().trim();
+    const status = await call(`http://127.0.0.1:${ports.alice}/api/v1/system/status`, {
+      key: null,
+    });
+    expect(status.status).toBe(200);
+    expect(status.body.initialized).toBe(true);
+    const ping = await call(`http://127.0.0.1:${ports.alice}/api/v1/system/ping`, { key: null });
+    expect(ping.body).toMatchObject({ status: 'alive', persona: 'alice' });
+    expect(ping.body.commit.hash).toBe(head);
+    // An authenticated POST goes through with its headers and body.
+    const created = await call(`http://127.0.0.1:${ports.alice}/api/v1/ops/create-page`, {
+      method: 'POST',
+      body: { page_id: 'through-waker' },
+    });
+    expect(created).toMatchObject({
+      status: 200,
+      body: { success: true, page_id: 'through-waker', total_pages: 1 },
+    });
+    const denied = await call(`http://127.0.0.1:${ports.alice}/api/v1/ops/create-page`, {
+      method: 'POST',
+      key: 'wrong',
+      body: {},
+    });
+    expect(denied.status).toBe(401);
+    expect(alice.port).toBe(ports.alice);
+    // The commit the worker reports reaches the list.
+    const until = Date.now() + 15_000;
+    while ((await waker.persona('alice')).commit === null && Date.now() < until) await sleep(200);
+    expect((await waker.persona('alice')).commit?.hash).toBe(head);
+  });
+
+  test('the sleepy persona is woken by its first request, which is answered', async () => {
+    expect((await waker.persona('bob')).state).toBe('sleeping');
+    expect(workerPid(FLEET, 'bob')).toBeNull();
+    const first = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
+    expect(first.status).toBe(200);
+    expect(first.body.initialized).toBe(true);
+    const bob = await waker.persona('bob');
+    expect(bob.state).toBe('running');
+    expect(bob.last_request).not.toBeNull();
+    expect(workerPid(FLEET, 'bob')).not.toBeNull();
+  });
+
+  test('it sleeps after IDLE_TIMEOUT without requests, and wakes again', async () => {
+    // Busy through a ping (2 s) in flight: idle_seconds is null while it runs.
+    const ping = call(`http://127.0.0.1:${ports.bob}/api/v1/system/ping`, { key: null });
+    await sleep(500);
+    expect((await waker.persona('bob')).idle_seconds).toBeNull();
+    expect((await ping).body.persona).toBe('bob');
+    const doneAt = Date.now();
+    const asleep = await waker.waitState('bob', 'sleeping', 30_000);
+    expect(Date.now() - doneAt).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
+    expect(asleep.commit).toBeNull();
+    const until = Date.now() + 10_000;
+    while (workerPid(FLEET, 'bob') !== null && Date.now() < until) await sleep(100);
+    expect(fleetPids(FLEET, 'bob')).toEqual([]);
+    const again = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/ping`, { key: null });
+    expect(again).toMatchObject({ status: 200, body: { persona: 'bob' } });
+  });
+
+  test('wake, sleep and restart through the API; unknown persona is 404', async () => {
+    const unknown = await call(`${waker.url}/api/personas/zed/wake`, { method: 'POST' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error).toContain('zed');
+    expect(
+      (await call(`${waker.url}/api/personas/bob/sleep`, { method: 'POST', key: null })).status,
+    ).toBe(401);
+    const slept = await call(`${waker.url}/api/personas/bob/sleep`, { method: 'POST' });
+    expect(slept).toMatchObject({ status: 200, body: { name: 'bob', state: 'sleeping' } });
+    const woken = await call(`${waker.url}/api/personas/bob/wake`, { method: 'POST' });
+    expect(woken).toMatchObject({ status: 200, body: { name: 'bob', state: 'running' } });
+    const before = workerPid(FLEET, 'alice');
+    const restarted = await call(`${waker.url}/api/personas/alice/restart`, { method: 'POST' });
+    expect(restarted).toMatchObject({ status: 200, body: { name: 'alice', state: 'running' } });
+    expect(workerPid(FLEET, 'alice')).not.toBe(before);
+    expect(before !== null && isAlive(before)).toBe(false);
+  });
+
+  test('an always-on worker killed from outside comes back', async () => {
+    await waker.waitState('alice', 'running');
+    const pid = workerPid(FLEET, 'alice') as number;
+    expect(pid).not.toBeNull();
+    process.kill(pid, 'SIGKILL');
+    const down = await waker.waitState('alice', ['crashed', 'waking'], 10_000);
+    expect(down.error ?? '').toMatch(/SIGKILL|start/);
+    await waker.waitState('alice', 'running', 60_000);
+    const newPid = workerPid(FLEET, 'alice');
+    expect(newPid).not.toBeNull();
+    expect(newPid).not.toBe(pid);
+    const status = await call(`http://127.0.0.1:${ports.alice}/api/v1/system/status`, {
+      key: null,
+    });
+    expect(status.body.initialized).toBe(true);
+  });
+
+  test('metrics and request counts are served (stand-ins until the merge)', async () => {
+    const metrics = await call(`${waker.url}/api/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(metrics.body).toMatchObject({ interval_s: 15, window_s: 600 });
+    expect((await call(`${waker.url}/api/metrics`, { key: null })).status).toBe(401);
+    const reqs = await call(`${waker.url}/api/personas/bob/requests?hours=3`);
+    expect(reqs).toMatchObject({ status: 200, body: { name: 'bob', hours: 3 } });
+    expect((await call(`${waker.url}/api/personas/bob/requests?hours=x`)).status).toBe(400);
+    expect((await call(`${waker.url}/api/personas/zed/requests`)).status).toBe(404);
+    // The panel's charting library is served from the installed package.
+    const uplot = await fetch(`${waker.url}/vendor/uplot/uPlot.iife.min.js`);
+    expect(uplot.status).toBe(200);
+    expect(await uplot.text()).toContain('uPlot');
+  });
+
+  test('stopping the waker leaves no worker, Xvfb or Chromium behind', async () => {
+    expect(fleetPids(FLEET).length).toBeGreaterThan(0);
+    expect(await waker.stop()).toBe(0);
+    expect(fleetPids(FLEET)).toEqual([]);
+    // Its ports are free again.
+    const probe = net.createServer();
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen(ports.alice, resolve);
+    });
+    await new Promise((r) => probe.close(r));
+  });
+});
