@@ -5,38 +5,19 @@
  *   - wake from a paused container (WAKER_PAUSE_SECONDS);
  *   - proxy overhead: status p50/p99 through the waker's port versus straight to the worker.
  * Build and run: npx tsc -b && npx tsc -p waker/tsconfig.bench.json && node waker/dist-bench/bench/wake.js
- * Env: PERSONA_IMAGE (else /tmp/fleet/image-ready), RUNS (5), SAMPLES (400).
+ * Env: PERSONA_IMAGE (else the image built from this checkout), RUNS (5), SAMPLES (400).
  */
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
-import path from 'node:path';
 import Docker from 'dockerode';
+import { ensurePersonaImage } from '../test/helpers/image';
 import type { RunningWaker } from '../test/helpers/waker';
 import { ROOT, freePort, makePersonas, sleep, startWaker } from '../test/helpers/waker';
 
 const RUNS = Number(process.env.RUNS ?? 5);
 const SAMPLES = Number(process.env.SAMPLES ?? 400);
 const docker = new Docker();
-
-function image(): string {
-  if (process.env.PERSONA_IMAGE) return process.env.PERSONA_IMAGE;
-  const text = fs.readFileSync('/tmp/fleet/image-ready', 'utf8');
-  const m = /^pinned_tag=(.+)$/m.exec(text) ?? /^tag=(.+)$/m.exec(text);
-  if (!m?.[1]) throw new Error('set PERSONA_IMAGE');
-  return m[1].trim();
-}
-
-/** A REPO_ROOT holding docker/seccomp-chromium.json (this checkout once merged). */
-function repoRoot(): string {
-  if (fs.existsSync(path.join(ROOT, 'docker', 'seccomp-chromium.json'))) return ROOT;
-  const given = process.env.PB_SECCOMP_FILE;
-  if (!given) throw new Error('docker/seccomp-chromium.json missing: set PB_SECCOMP_FILE');
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-bench-root-'));
-  fs.mkdirSync(path.join(root, 'docker'));
-  fs.copyFileSync(given, path.join(root, 'docker', 'seccomp-chromium.json'));
-  return root;
-}
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
@@ -78,10 +59,13 @@ async function wakes(
   return out;
 }
 
+let imageTag: string | null = null;
+
 async function fleetRun(
   driver: 'docker' | 'process',
   pauseS: number,
 ): Promise<{ w: RunningWaker; port: number; warmPort: number; fleet: string }> {
+  imageTag ??= process.env.PERSONA_IMAGE ?? (await ensurePersonaImage());
   const fleet = `bench${process.pid}${driver[0]}${pauseS}`;
   const ports = { waker: await freePort(), sleepy: await freePort(), warm: await freePort() };
   const { personasDir } = makePersonas({
@@ -93,8 +77,8 @@ async function fleetRun(
     WAKER_PORT: String(ports.waker),
     PERSONAS_DIR: personasDir,
     FLEET_ID: fleet,
-    REPO_ROOT: driver === 'docker' ? repoRoot() : ROOT,
-    PERSONA_IMAGE: driver === 'docker' ? image() : 'unused',
+    REPO_ROOT: ROOT,
+    PERSONA_IMAGE: imageTag,
     WAKER_PAUSE_SECONDS: String(pauseS),
     LOG_LEVEL: 'warn',
   });
@@ -106,6 +90,56 @@ const container = (fleet: string, name: string): Promise<Docker.ContainerInspect
     .getContainer(`pb-${fleet}-${name}`)
     .inspect()
     .catch(() => null);
+
+/** Host memory in use (MemTotal − MemAvailable), MB. */
+function hostMemUsedMb(): number {
+  const info = fs.readFileSync('/proc/meminfo', 'utf8');
+  const kb = (key: string): number => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(info)?.[1]);
+  return (kb('MemTotal') - kb('MemAvailable')) / 1024;
+}
+
+/**
+ * Host memory added per running persona: MEMORY_PERSONAS always-on containers, each with its
+ * blank page, against the host before the waker started (median of readings over 10 s each).
+ */
+async function memoryPerPersona(n: number): Promise<Record<string, number>> {
+  const settle = async (): Promise<number> => {
+    const xs: number[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      xs.push(hostMemUsedMb());
+      await sleep(1_000);
+    }
+    return stats(xs).p50;
+  };
+  const before = await settle();
+  const ports: number[] = [];
+  for (let i = 0; i <= n; i += 1) ports.push(await freePort());
+  const folders: Record<string, string> = {};
+  for (let i = 1; i <= n; i += 1) folders[`m${i}`] = `PORT=${ports[i]}\nMODE=always-on\n`;
+  const { personasDir } = makePersonas(folders);
+  const w = await startWaker({
+    WAKER_DRIVER: 'docker',
+    WAKER_PORT: String(ports[0]),
+    PERSONAS_DIR: personasDir,
+    FLEET_ID: `benchmem${process.pid}`,
+    REPO_ROOT: ROOT,
+    PERSONA_IMAGE: imageTag as string,
+    LOG_LEVEL: 'warn',
+  });
+  try {
+    for (let i = 1; i <= n; i += 1) await w.waitState(`m${i}`, 'running', 120_000);
+    await sleep(10_000);
+    const after = await settle();
+    return {
+      personas: n,
+      host_used_before_mb: Math.round(before),
+      host_used_after_mb: Math.round(after),
+      per_persona_mb: Math.round((after - before) / n),
+    };
+  } finally {
+    await w.stop();
+  }
+}
 
 async function main(): Promise<void> {
   delete process.env.DISPLAY;
@@ -170,6 +204,7 @@ async function main(): Promise<void> {
   } finally {
     await proc.w.stop();
   }
+  report.memory = await memoryPerPersona(Number(process.env.MEMORY_PERSONAS ?? 3));
   agent.destroy();
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }

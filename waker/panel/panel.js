@@ -665,7 +665,7 @@
     const failed = [];
     state.requests = new Map();
     for (const [n, r] of answers) {
-      if (r.ok && Array.isArray(r.body)) state.requests.set(n, r.body);
+      if (r.ok && r.body && Array.isArray(r.body.requests)) state.requests.set(n, r.body.requests);
       else if (r.status !== 401 && r.status !== 0) failed.push(n + ' (' + r.message + ')');
     }
     if (failed.length) notify('error', 'Reading requests per hour failed for ' + failed.join(', '));

@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { MetricsBody } from '@persona-browser/contracts';
 import { createApp, defaultStaticDirs } from './api/app';
 import { readOwnCommit } from './commit';
 import { ConfigError, loadWakerConfig } from './config';
@@ -8,6 +7,7 @@ import type { WakerConfig } from './config';
 import { createDriver } from './drivers';
 import { Fleet } from './fleet';
 import { createLogger } from './log';
+import { MetricsSampler, requestsPerHour } from './metrics';
 
 function fatal(message: string): never {
   process.stderr.write(`persona-browser waker: ${message}\n`);
@@ -37,17 +37,12 @@ async function main(): Promise<void> {
     pauseSeconds: config.pauseSeconds,
   });
 
-  // REPLACED AT MERGE: the lead wires the metrics helper's MetricsSampler
-  // (waker/src/metrics, `new MetricsSampler({ intervalS, windowS, instances: () => fleet.instances() })`)
-  // and its requestsPerHour (waker/src/metrics/requests.ts). Until then: an empty window.
-  const metrics = {
-    body: (): MetricsBody => ({
-      interval_s: config.metricsIntervalS,
-      window_s: config.metricsWindowS,
-      samples: [],
-    }),
-  };
-  const requestsPerHour = async (): Promise<Array<{ hour: string; count: number }>> => [];
+  const metrics = new MetricsSampler({
+    intervalS: config.metricsIntervalS,
+    windowS: config.metricsWindowS,
+    instances: () => fleet.instances(),
+    onError: (err) => logger.warn('metrics sample failed', { err: String(err) }),
+  });
 
   const app = createApp({
     fleet,
@@ -57,6 +52,7 @@ async function main(): Promise<void> {
     logger,
     ...defaultStaticDirs(),
   });
+  metrics.start();
   const server = app.listen(config.port);
   await new Promise<void>((resolve) => {
     server.once('listening', resolve);
@@ -76,6 +72,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info('shutting down', { reason });
+    metrics.stop();
     server.close();
     server.closeAllConnections();
     await fleet.stop();

@@ -6,49 +6,17 @@ import path from 'node:path';
 import Docker from 'dockerode';
 import { personaListSchema } from '@persona-browser/contracts';
 import type { RunningWaker } from './helpers/waker';
+import { ensurePersonaImage } from './helpers/image';
 import { ROOT, call, freePort, makePersonas, sleep, startWaker } from './helpers/waker';
 
 /**
  * The waker with the `docker` driver against the real engine: one container per persona, found
- * again by labels, nothing left behind. The image is the image helper's (`persona-browser:test`,
- * announced in /tmp/fleet/image-ready until the merge wires waker/test/helpers/image.ts).
+ * again by labels, nothing left behind. The image is built from this checkout
+ * (helpers/image.ts).
  */
 const FLEET = `dtest${process.pid}`;
 const IDLE_S = 3;
 const docker = new Docker();
-const READY_FILE = '/tmp/fleet/image-ready';
-
-async function imageTag(): Promise<string> {
-  if (process.env.PERSONA_TEST_IMAGE) return process.env.PERSONA_TEST_IMAGE;
-  const until = Date.now() + 15 * 60_000;
-  while (!fs.existsSync(READY_FILE)) {
-    if (Date.now() > until) throw new Error(`no persona image: ${READY_FILE} did not appear`);
-    await sleep(2_000);
-  }
-  // key=value lines; the pinned tag does not move when another worktree rebuilds `tag`.
-  const fields = new Map(
-    fs
-      .readFileSync(READY_FILE, 'utf8')
-      .split('\n')
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1).trim()]),
-  );
-  const tag = fields.get('pinned_tag') || fields.get('tag');
-  if (!tag) throw new Error(`${READY_FILE} names no image tag`);
-  return tag;
-}
-
-/** REPO_ROOT for the waker: this checkout, once it holds the seccomp profile of the image. */
-function repoRoot(): string {
-  const own = path.join(ROOT, 'docker', 'seccomp-chromium.json');
-  if (fs.existsSync(own)) return ROOT;
-  const given = process.env.PB_SECCOMP_FILE;
-  if (!given) throw new Error(`${own} is missing (set PB_SECCOMP_FILE to a copy before the merge)`);
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-waker-root-'));
-  fs.mkdirSync(path.join(root, 'docker'));
-  fs.copyFileSync(given, path.join(root, 'docker', 'seccomp-chromium.json'));
-  return root;
-}
-
 const fleetContainers = (all = true): Promise<Docker.ContainerInfo[]> =>
   docker.listContainers({ all, filters: { label: [`persona-browser.fleet=${FLEET}`] } });
 
@@ -64,7 +32,7 @@ let ports: Record<string, number>;
 let personasDir: string;
 
 beforeAll(async () => {
-  const image = await imageTag();
+  const image = await ensurePersonaImage();
   ports = { waker: await freePort(), alice: await freePort(), bob: await freePort() };
   ({ personasDir } = makePersonas({
     alice: `PORT=${ports.alice}\nMODE=always-on\nMEMORY_LIMIT_MB=1536\nCPUS=1.5\n`,
@@ -76,7 +44,7 @@ beforeAll(async () => {
     PERSONAS_DIR: personasDir,
     PERSONA_IMAGE: image,
     FLEET_ID: FLEET,
-    REPO_ROOT: repoRoot(),
+    REPO_ROOT: ROOT,
   };
   waker = await startWaker(env);
 }, 16 * 60_000);

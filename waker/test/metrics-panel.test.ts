@@ -120,9 +120,12 @@ beforeAll(async () => {
     res.json(sampler.body());
   });
   app.get('/api/personas/:name/requests', async (req, res) => {
-    res.json(
-      await requestsPerHour(path.join(personasDir, req.params.name), Number(req.query.hours)),
-    );
+    const hours = Number(req.query.hours);
+    res.json({
+      name: req.params.name,
+      hours,
+      requests: await requestsPerHour(path.join(personasDir, req.params.name), hours),
+    });
   });
   app.post('/api/personas/:name/:action', (req, res) => {
     res.json({ message: `${req.params.action} accepted for ${req.params.name}` });

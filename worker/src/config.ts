@@ -11,6 +11,8 @@ export interface Config {
   port: number;
   serviceKey: string | null;
   personaDir: string | null;
+  /** The persona's name in ping: `PERSONA_NAME`, else the folder's name (null without one). */
+  personaName: string | null;
   profileDir: string;
   slowmoMs: number;
   wakerUrl: string;
@@ -55,6 +57,7 @@ const schema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).default(5000),
   SERVICE_KEY: optionalString,
   PERSONA_DIR: optionalString,
+  PERSONA_NAME: optionalString,
   BROWSER_PROFILE: Joi.string().default('./browser-profile'),
   BROWSER_SLOWMO: Joi.number().integer().min(0).max(60000).default(200),
   WAKER_PORT: Joi.number().integer().min(1).max(65535).default(4900),
@@ -130,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, defaultRoot: string): Config 
     port: v.PORT as number,
     serviceKey: str('SERVICE_KEY'),
     personaDir,
+    personaName: personaDir ? (str('PERSONA_NAME') ?? path.basename(personaDir)) : null,
     profileDir: personaDir
       ? path.join(personaDir, 'profile')
       : path.resolve(repoRoot, v.BROWSER_PROFILE as string),

@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import type { CommitInfo } from '@persona-browser/contracts';
 import { startVnc, startXvfb } from '@persona-browser/xvfb';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
@@ -139,7 +138,7 @@ async function main(): Promise<void> {
     tracker,
     proxyErrors,
     commit: () => (commit ??= readCommit(repoRoot)),
-    persona: config.personaDir ? path.basename(config.personaDir) : null,
+    persona: config.personaName,
     repoRoot,
     wakerUrl: config.wakerUrl,
     serviceKey: config.serviceKey,

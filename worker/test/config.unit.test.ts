@@ -52,6 +52,15 @@ describe('environment files', () => {
     expect(c.profileDir).toBe(path.join(root, 'personas/ann/profile'));
     expect(c.dataDir).toBe(c.personaDir);
     expect(c.wakerUrl).toBe('http://127.0.0.1:4999');
+    expect(c.personaName).toBe('ann');
+  });
+
+  test('PERSONA_NAME names the persona when its folder is mounted under another name', () => {
+    const root = repo({ 'persona/persona.env': '' });
+    expect(loadConfig({ PERSONA_DIR: 'persona', PERSONA_NAME: 'alice' }, root).personaName).toBe(
+      'alice',
+    );
+    expect(loadConfig({ PERSONA_NAME: 'alice' }, root).personaName).toBeNull();
   });
 
   test.each([
