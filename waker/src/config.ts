@@ -37,8 +37,12 @@ const schema = Joi.object({
   WAKER_PORT: Joi.number().integer().min(1).max(65535).default(4900),
   PERSONAS_DIR: Joi.string().default('./personas'),
   SERVICE_KEY: Joi.string().allow('').empty(''),
-  METRICS_INTERVAL: Joi.number().positive().default(15),
-  METRICS_WINDOW: Joi.number().positive().default(600),
+  METRICS_INTERVAL: Joi.number().integer().min(1).max(3600).default(15),
+  METRICS_WINDOW: Joi.number()
+    .integer()
+    .min(Joi.ref('METRICS_INTERVAL'))
+    .default(600)
+    .messages({ 'number.min': '"METRICS_WINDOW" must be at least METRICS_INTERVAL' }),
   WAKER_DRIVER: Joi.string().valid('docker', 'process'),
   PERSONA_IMAGE: Joi.string().default('persona-browser:latest'),
   FLEET_ID: Joi.string()

@@ -4,10 +4,11 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
+import puppeteer from 'puppeteer-core';
 import { personaListSchema } from '@persona-browser/contracts';
 import type { RunningWaker } from './helpers/waker';
 import { ensurePersonaImage } from './helpers/image';
-import { ROOT, call, freePort, makePersonas, sleep, startWaker } from './helpers/waker';
+import { KEY, ROOT, call, freePort, makePersonas, sleep, startWaker } from './helpers/waker';
 
 /**
  * The waker with the `docker` driver against the real engine: one container per persona, found
@@ -142,6 +143,56 @@ describe('waker with the docker driver', () => {
       expect(await visit('after', '/read')).toContain(`cookie=pb_test=${value}`);
     } finally {
       site.close();
+    }
+  });
+
+  test('the live view through the port draws the screen and keeps a sleepy persona awake', async () => {
+    // A person opens the viewer link of the fleet panel in a browser: noVNC completes the RFB
+    // handshake over the WebSocket the waker forwards, and the screen arrives.
+    const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-viewer-'));
+    const viewer = await puppeteer.launch({
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      userDataDir: userDir,
+      args: [
+        '--no-sandbox',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
+    });
+    try {
+      const page = await viewer.newPage();
+      await page.goto(`http://127.0.0.1:${ports.bob}/vnc/#key=${KEY}`);
+      const screen = await page.waitForFunction(
+        () => {
+          const c = document.querySelector<HTMLCanvasElement>('#screen canvas');
+          if (!c || c.width < 100) return null;
+          const data = (c.getContext('2d') as CanvasRenderingContext2D).getImageData(
+            0,
+            0,
+            c.width,
+            c.height,
+          ).data;
+          const colours = new Set<number>();
+          for (let i = 0; i < data.length; i += 4 * 997)
+            colours.add(data[i]! * 65536 + data[i + 1]! * 256 + data[i + 2]!);
+          return colours.size > 1 ? { w: c.width, h: c.height } : null;
+        },
+        { timeout: 90_000, polling: 500 },
+      );
+      expect(await screen.jsonValue()).toEqual({ w: 1920, h: 1080 });
+      // The open viewer is activity: well past IDLE_TIMEOUT, bob is still up.
+      await sleep((IDLE_S + 3) * 1000);
+      const info = await waker.persona('bob');
+      expect(info.state).toBe('running');
+      expect(info.idle_seconds).toBeNull();
+      // Closed, bob sleeps again.
+      await page.close();
+      await waker.waitState('bob', 'sleeping', 60_000);
+    } finally {
+      await viewer.close();
+      fs.rmSync(userDir, { recursive: true, force: true });
     }
   });
 

@@ -1,0 +1,163 @@
+import { execFile, execFileSync } from 'node:child_process';
+import path from 'node:path';
+import Docker from 'dockerode';
+import { metricsBodySchema, personaListSchema } from '@persona-browser/contracts';
+import type { PersonaInfo } from '@persona-browser/contracts';
+import { DEFAULT_BASE_IMAGE, ensurePersonaImage } from './helpers/image';
+import { KEY, ROOT, call, freePort, makePersonas, sleep } from './helpers/waker';
+
+/**
+ * The server path as users take it: `docker-compose up --build` (Debian's 1.29) on compose.yaml
+ * of this checkout builds the image and starts the waker in a container, which starts one
+ * container per persona folder and serves each persona's port on this host; `down` leaves
+ * nothing behind.
+ */
+const PROJECT = `pbcompose${process.pid}`;
+const FLEET = `compose${process.pid}`;
+const IMAGE = `persona-browser:compose-${process.pid}`;
+const docker = new Docker();
+
+let env: NodeJS.ProcessEnv;
+let ports: { waker: number; always: number; sleepy: number };
+
+function compose(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'docker-compose',
+      ['-p', PROJECT, '-f', path.join(ROOT, 'compose.yaml'), ...args],
+      { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024, timeout: 15 * 60_000 },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`docker-compose ${args.join(' ')}: ${stderr || err.message}`));
+        else resolve(`${stdout}${stderr}`);
+      },
+    );
+  });
+}
+
+const fleetContainers = (): Promise<Docker.ContainerInfo[]> =>
+  docker.listContainers({ all: true, filters: { label: [`persona-browser.fleet=${FLEET}`] } });
+
+async function personas(): Promise<PersonaInfo[]> {
+  const r = await call<{ personas: PersonaInfo[] }>(
+    `http://127.0.0.1:${ports.waker}/api/personas`,
+  );
+  expect(r.status).toBe(200);
+  return r.body.personas;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | null>, ms = 120_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe().catch(() => null);
+    if (v !== null && v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(500);
+  }
+}
+
+beforeAll(async () => {
+  // The same image build the other container tests use: compose's build then hits the cache.
+  await ensurePersonaImage();
+  ports = { waker: await freePort(), always: await freePort(), sleepy: await freePort() };
+  const { personasDir } = makePersonas({
+    ann: `PORT=${ports.always}\nMODE=always-on\n`,
+    bob: `PORT=${ports.sleepy}\nMODE=sleepy\nIDLE_TIMEOUT=4\n`,
+  });
+  env = {
+    ...process.env,
+    PERSONA_BASE_IMAGE: process.env.PERSONA_BASE_IMAGE ?? DEFAULT_BASE_IMAGE,
+    PERSONA_IMAGE: IMAGE,
+    PERSONAS_PATH: personasDir,
+    FLEET_ID: FLEET,
+    SERVICE_KEY: KEY,
+    WAKER_PORT: String(ports.waker),
+    METRICS_INTERVAL: '1',
+    METRICS_WINDOW: '30',
+  };
+  await compose(['up', '-d', '--build']);
+  await until('the waker', async () => {
+    const r = await call(`http://127.0.0.1:${ports.waker}/api/health`, { key: null });
+    return r.status === 200 ? r : null;
+  });
+}, 20 * 60_000);
+
+afterAll(async () => {
+  if (!env) return;
+  const out = await compose(['down', '--timeout', '60']).catch((e: Error) => e.message);
+  if (!/Removing/.test(out)) process.stderr.write(`compose down: ${out}\n`);
+  for (const c of await fleetContainers()) {
+    await docker
+      .getContainer(c.Id)
+      .remove({ force: true })
+      .catch(() => undefined);
+  }
+  await docker
+    .getImage(IMAGE)
+    .remove()
+    .catch(() => undefined);
+}, 120_000);
+
+test('the waker runs in a container and lists both personas', async () => {
+  const list = await personas();
+  expect(personaListSchema.validate({ personas: list }).error).toBeUndefined();
+  expect(list.map((p) => [p.name, p.port, p.mode])).toEqual([
+    ['ann', ports.always, 'always-on'],
+    ['bob', ports.sleepy, 'sleepy'],
+  ]);
+  const waker = await docker.listContainers({
+    filters: { label: [`com.docker.compose.project=${PROJECT}`] },
+  });
+  expect(waker.map((c) => c.Image)).toEqual([IMAGE]);
+});
+
+test('the always-on persona answers on its host port, in a container of its own', async () => {
+  const status = await until('ann on her port', async () => {
+    const r = await call(`http://127.0.0.1:${ports.always}/api/v1/system/status`, { key: null });
+    return r.status === 200 ? r : null;
+  });
+  expect(status.body).toMatchObject({ initialized: true });
+  const ping = await call(`http://127.0.0.1:${ports.always}/api/v1/system/ping`, { key: null });
+  expect(ping.body).toMatchObject({ status: 'alive', persona: 'ann' });
+  // The waker read the commit of the checkout compose mounted, and handed it to the worker.
+  const head = execFileSync('git', ['-C', ROOT, 'rev-parse', 'HEAD'], { encoding: 'utf8' });
+  expect(ping.body.commit?.hash).toBe(head.trim());
+  const containers = await fleetContainers();
+  expect(containers.map((c) => c.Labels['persona-browser.persona'])).toContain('ann');
+});
+
+test('the sleepy persona wakes on its first request and sleeps when idle', async () => {
+  expect((await personas()).find((p) => p.name === 'bob')?.state).toBe('sleeping');
+  const r = await call(`http://127.0.0.1:${ports.sleepy}/api/v1/system/status`, { key: null });
+  expect(r.status).toBe(200);
+  expect((await personas()).find((p) => p.name === 'bob')?.state).toBe('running');
+  await until('bob asleep again', async () =>
+    (await personas()).find((p) => p.name === 'bob')?.state === 'sleeping' ? true : null,
+  );
+});
+
+test('metrics carry the numbers of the running persona, sampled from the host', async () => {
+  const body = await until('a sample with ann', async () => {
+    const r = await call(`http://127.0.0.1:${ports.waker}/api/metrics`);
+    const last = r.body?.samples?.at(-1);
+    return last?.instances?.ann ? r.body : null;
+  });
+  expect(metricsBodySchema.validate(body).error).toBeUndefined();
+  const ann = body.samples.at(-1).instances.ann;
+  expect(ann.procs).toBeGreaterThanOrEqual(3);
+  expect(ann.rss_mb).toBeGreaterThan(50);
+  // The worker relays the same body to its own clients.
+  const relayed = await call(`http://127.0.0.1:${ports.always}/api/v1/system/metrics`);
+  expect(relayed.status).toBe(200);
+  expect(relayed.body.window_s).toBe(30);
+});
+
+test('down stops the waker and leaves no persona container behind', async () => {
+  await compose(['down', '--timeout', '60']);
+  expect(await fleetContainers()).toEqual([]);
+  expect(
+    await docker.listContainers({
+      all: true,
+      filters: { label: [`com.docker.compose.project=${PROJECT}`] },
+    }),
+  ).toEqual([]);
+});
