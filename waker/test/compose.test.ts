@@ -38,9 +38,7 @@ const fleetContainers = (): Promise<Docker.ContainerInfo[]> =>
   docker.listContainers({ all: true, filters: { label: [`persona-browser.fleet=${FLEET}`] } });
 
 async function personas(): Promise<PersonaInfo[]> {
-  const r = await call<{ personas: PersonaInfo[] }>(
-    `http://127.0.0.1:${ports.waker}/api/personas`,
-  );
+  const r = await call<{ personas: PersonaInfo[] }>(`http://127.0.0.1:${ports.waker}/api/personas`);
   expect(r.status).toBe(200);
   return r.body.personas;
 }
