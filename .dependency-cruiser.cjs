@@ -6,7 +6,16 @@
  * kept), or stay unresolved while a package has no build.
  */
 const PKG = '(^|node_modules/)@persona-browser/';
-const FOLDERS = ['contracts', 'plugin-sdk', 'xvfb', 'worker', 'plugins', 'waker', 'supervisor'];
+const FOLDERS = [
+  'contracts',
+  'plugin-sdk',
+  'ui',
+  'xvfb',
+  'worker',
+  'plugins',
+  'waker',
+  'supervisor',
+];
 
 /** One rule per package: its files reach other packages' folders only by package name. */
 const noRelativeEscapes = FOLDERS.map((folder) => ({
@@ -53,6 +62,14 @@ module.exports = {
       severity: 'error',
       comment: 'the wire contracts import none of our packages',
       from: { path: '^contracts/' },
+      to: { path: PKG },
+    },
+    {
+      name: 'ui-stands-alone',
+      severity: 'error',
+      comment:
+        "ui/ is the panels' shared stylesheet and browser helpers: it imports nothing of ours",
+      from: { path: '^ui/' },
       to: { path: PKG },
     },
     {

@@ -39,31 +39,26 @@ RUN set -eu; \
     rm -rf /tmp/node /var/lib/apt/lists/*; \
     node --version; npm --version
 
-# ---- deps: the production dependencies only (rebuilt only when a manifest changes) ----
-FROM node AS deps
+# ---- manifests: what npm installs from (the layers below are rebuilt only when one changes) ----
+FROM node AS manifests
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY contracts/package.json contracts/
 COPY plugin-sdk/package.json plugin-sdk/
+COPY ui/package.json ui/
 COPY xvfb/package.json xvfb/
 COPY worker/package.json worker/
 COPY plugins/package.json plugins/
 COPY waker/package.json waker/
 COPY supervisor/package.json supervisor/
+
+# ---- deps: the production dependencies only ----
+FROM manifests AS deps
 RUN if [ -s /tmp/extra-ca.pem ]; then export NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem; fi; \
     npm ci --omit=dev --no-audit --no-fund --loglevel=error
 
 # ---- build: every dependency, then the TypeScript build; only the built app leaves ----
-FROM node AS build
-WORKDIR /app
-COPY package.json package-lock.json ./
-COPY contracts/package.json contracts/
-COPY plugin-sdk/package.json plugin-sdk/
-COPY xvfb/package.json xvfb/
-COPY worker/package.json worker/
-COPY plugins/package.json plugins/
-COPY waker/package.json waker/
-COPY supervisor/package.json supervisor/
+FROM manifests AS build
 RUN if [ -s /tmp/extra-ca.pem ]; then export NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem; fi; \
     npm ci --no-audit --no-fund --loglevel=error
 COPY . .

@@ -10,6 +10,7 @@ export default tseslint.config(
       'coverage/**',
       'worker/panel/**',
       'waker/panel/**',
+      'ui/**/*.js',
       '**/jest.config.js',
       'jest.*.js',
     ],

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+
 /** Parses `KEY=value` lines; `#` comments, blank lines, optional `export ` and quotes. */
 export function parseEnvFile(text: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -13,4 +15,20 @@ export function parseEnvFile(text: string): Record<string, string> {
     out[m[1] as string] = value;
   }
   return out;
+}
+
+/**
+ * Reads an env file: a missing file is empty; any other failure to read it throws
+ * `makeError('cannot read <file>: <why>')`, so each program raises its own configuration error.
+ */
+export function readEnvFile(
+  file: string,
+  makeError: (message: string) => Error = (message) => new Error(message),
+): Record<string, string> {
+  try {
+    return parseEnvFile(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw makeError(`cannot read ${file}: ${(err as Error).message}`);
+  }
 }

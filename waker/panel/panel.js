@@ -10,6 +10,10 @@
 
 (function () {
   const KEY_STORAGE = 'persona-browser.fleet-key';
+  const { el, text } = window.PersonaUi;
+  const keys = window.PersonaUi.keyStore(() => sessionStorage, KEY_STORAGE);
+  const readStoredKey = keys.read;
+  const storeKey = keys.write;
   const PERSONAS_EVERY_MS = 3000;
   const METRICS_EVERY_MS = 5000;
   const REQUESTS_EVERY_MS = 60000;
@@ -53,40 +57,6 @@
 
   // ---------------------------------------------------------------- small helpers
 
-  function readStoredKey() {
-    try {
-      return sessionStorage.getItem(KEY_STORAGE) || null;
-    } catch {
-      return null;
-    }
-  }
-
-  function storeKey(key) {
-    try {
-      if (key) sessionStorage.setItem(KEY_STORAGE, key);
-      else sessionStorage.removeItem(KEY_STORAGE);
-    } catch {
-      // Storage disabled: the key still works for this page.
-    }
-  }
-
-  /** Builds an element; strings among `children` become text nodes (never HTML). */
-  function el(tag, props, ...children) {
-    const node = document.createElement(tag);
-    if (props) {
-      if (props.className) node.className = props.className;
-      if (props.title) node.setAttribute('title', props.title);
-      if (props.data) for (const [k, v] of Object.entries(props.data)) node.dataset[k] = v;
-      if (props.attrs) for (const [k, v] of Object.entries(props.attrs)) node.setAttribute(k, v);
-    }
-    for (const child of children) {
-      if (child === null || child === undefined) continue;
-      node.append(typeof child === 'string' ? document.createTextNode(child) : child);
-    }
-    return node;
-  }
-
-  const text = (v) => (v === null || v === undefined ? '' : String(v));
   const clock = () => new Date().toLocaleTimeString();
 
   function fmtDuration(s) {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
-import { parseEnvFile } from '@persona-browser/contracts';
+import { readEnvFile } from '@persona-browser/contracts';
 
 export type DriverKind = 'docker' | 'process';
 
@@ -31,6 +31,8 @@ export interface WakerConfig {
 
 export class ConfigError extends Error {}
 
+const configError = (message: string): ConfigError => new ConfigError(message);
+
 export const DOCKER_SOCKET = '/var/run/docker.sock';
 
 const schema = Joi.object({
@@ -55,15 +57,6 @@ const schema = Joi.object({
   .unknown(true)
   .prefs({ convert: true, abortEarly: true });
 
-function readEnvFile(file: string): Record<string, string> {
-  try {
-    return parseEnvFile(fs.readFileSync(file, 'utf8'));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new ConfigError(`cannot read ${file}: ${(err as Error).message}`);
-  }
-}
-
 /**
  * `.env` at the repository root, with the process environment on top. The repository root is
  * `REPO_ROOT`, else `defaultRoot`; `PERSONAS_DIR` is relative to it.
@@ -74,7 +67,7 @@ export function loadWakerConfig(
   dockerSocket = DOCKER_SOCKET,
 ): WakerConfig {
   const repoRoot = path.resolve(env.REPO_ROOT || defaultRoot);
-  const dotEnv = readEnvFile(path.join(repoRoot, '.env'));
+  const dotEnv = readEnvFile(path.join(repoRoot, '.env'), configError);
   const merged: Record<string, string> = { ...dotEnv };
   for (const [k, v] of Object.entries(env)) if (v !== undefined) merged[k] = v;
   const workerEnv: Record<string, string> = {};

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createApp, defaultStaticDirs } from './api/app';
-import { readOwnCommit } from './commit';
+import { readCommit } from '@persona-browser/contracts';
 import { ConfigError, loadWakerConfig } from './config';
 import type { WakerConfig } from './config';
 import { createDriver } from './drivers';
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const driver = await createDriver(config, logger).catch((err: unknown) =>
     fatal((err as Error).message),
   );
-  const commit = await readOwnCommit(config.repoRoot);
+  const commit = await readCommit(config.repoRoot);
   const fleet = new Fleet({
     personasDir: config.personasDir,
     wakerPort: config.port,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readOwnCommit } from '../src/commit';
+import { readCommit } from '@persona-browser/contracts';
 import { ConfigError, loadWakerConfig } from '../src/config';
 import { ownContainerIds, throughMounts } from '../src/drivers/host-path';
 import { discoverPersonas } from '../src/personas';
@@ -148,10 +148,10 @@ describe('the commit handed to workers', () => {
 
   test('COMMIT_INFO in the waker environment wins; git HEAD otherwise; null without either', async () => {
     await expect(
-      readOwnCommit('/nonexistent', { COMMIT_INFO: JSON.stringify(given) }),
+      readCommit('/nonexistent', { COMMIT_INFO: JSON.stringify(given) }),
     ).resolves.toEqual(given);
-    await expect(readOwnCommit('/nonexistent', { COMMIT_INFO: '{"hash":1}' })).resolves.toBeNull();
-    const head = await readOwnCommit(path.resolve(__dirname, '..', '..'), {});
+    await expect(readCommit('/nonexistent', { COMMIT_INFO: '{"hash":1}' })).resolves.toBeNull();
+    const head = await readCommit(path.resolve(__dirname, '..', '..'), {});
     expect(head?.hash).toMatch(/^[0-9a-f]{40}$/);
   });
 });

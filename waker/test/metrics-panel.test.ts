@@ -21,6 +21,7 @@ import { MetricsSampler, requestsPerHour } from '../src/metrics';
  */
 const PANEL_DIR = path.resolve(__dirname, '..', 'panel');
 const UPLOT_DIR = path.dirname(require.resolve('uplot/dist/uPlot.iife.min.js'));
+const UI_DIR = path.dirname(require.resolve('@persona-browser/ui/package.json'));
 const KEY = 'fleet key/with#odd&chars';
 const ALICE_COLOR = [0x24, 0x58, 0xd3];
 
@@ -131,6 +132,7 @@ beforeAll(async () => {
     res.json({ message: `${req.params.action} accepted for ${req.params.name}` });
   });
   app.use('/vendor/uplot', express.static(UPLOT_DIR));
+  app.use('/ui', express.static(UI_DIR));
   app.use('/', express.static(PANEL_DIR, { index: 'index.html' }));
   server = await new Promise<http.Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

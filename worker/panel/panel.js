@@ -6,6 +6,10 @@
 (function () {
   const API = '/api/v1';
   const KEY_STORAGE = 'persona-browser.api-key';
+  const { el, text } = window.PersonaUi;
+  const keys = window.PersonaUi.keyStore(() => localStorage, KEY_STORAGE);
+  const readStoredKey = keys.read;
+  const storeKey = keys.write;
   const STATUS_EVERY_MS = 2000;
   const SHOT_EVERY_MS = 3000;
   const MAX_MESSAGES = 8;
@@ -29,41 +33,6 @@
   };
 
   // ---------------------------------------------------------------- small helpers
-
-  function readStoredKey() {
-    try {
-      return localStorage.getItem(KEY_STORAGE) || null;
-    } catch {
-      return null;
-    }
-  }
-
-  function storeKey(key) {
-    try {
-      if (key) localStorage.setItem(KEY_STORAGE, key);
-      else localStorage.removeItem(KEY_STORAGE);
-    } catch {
-      // Storage disabled: the key still works for this visit.
-    }
-  }
-
-  /** Builds an element; strings among `children` become text nodes (never HTML). */
-  function el(tag, props, ...children) {
-    const node = document.createElement(tag);
-    if (props) {
-      if (props.className) node.className = props.className;
-      if (props.title) node.setAttribute('title', props.title);
-      if (props.data) for (const [k, v] of Object.entries(props.data)) node.dataset[k] = v;
-      if (props.attrs) for (const [k, v] of Object.entries(props.attrs)) node.setAttribute(k, v);
-    }
-    for (const child of children) {
-      if (child === null || child === undefined) continue;
-      node.append(typeof child === 'string' ? document.createTextNode(child) : child);
-    }
-    return node;
-  }
-
-  const text = (v) => (v === null || v === undefined ? '' : String(v));
 
   function fmtSeconds(s) {
     if (typeof s !== 'number' || !isFinite(s)) return '?';

@@ -14,7 +14,7 @@ import type { LiveView } from './live';
 import type { Logger } from './log/logger';
 import type { CaptureRegistry } from './capture/registry';
 import type { MediaStore } from './media/store';
-import { PANEL_DIR } from './paths';
+import { PANEL_DIR, UI_DIR } from './paths';
 import { mediaRoutes } from './routes/media';
 import { networkRoutes } from './routes/network';
 import { opsRoutes } from './routes/ops';
@@ -72,6 +72,7 @@ export function createApp(deps: AppDeps): express.Express {
   let openApi: Record<string, unknown> | null = null;
   app.use(docsRouter(() => (openApi ??= buildOpenApi(routes, deps.version))));
   if (deps.live) app.use(deps.live.router());
+  app.use('/ui', localOnly, express.static(UI_DIR, { index: false }));
   app.use('/', localOnly, express.static(PANEL_DIR, { index: 'index.html' }));
   app.use('/api', notFound);
   app.use(errorHandler(deps.logger));

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
-import { parseEnvFile } from '@persona-browser/contracts';
+import { readEnvFile } from '@persona-browser/contracts';
 import type { PageTiming } from './browser/timing';
 import { DEFAULT_TIMING } from './browser/timing';
 
@@ -50,6 +50,8 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+const configError = (message: string): ConfigError => new ConfigError(message);
+
 const optionalString = Joi.string().allow('').empty('');
 
 const schema = Joi.object({
@@ -93,15 +95,6 @@ const schema = Joi.object({
   .unknown(true)
   .prefs({ convert: true, abortEarly: true });
 
-function readEnvFile(file: string): Record<string, string> {
-  try {
-    return parseEnvFile(fs.readFileSync(file, 'utf8'));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new ConfigError(`cannot read ${file}: ${(err as Error).message}`);
-  }
-}
-
 /**
  * Layers: `.env` at the repository root, then `PERSONA_DIR/persona.env` on top; the process
  * environment wins over both, so a caller (the waker, a test) can always override a file.
@@ -109,10 +102,10 @@ function readEnvFile(file: string): Record<string, string> {
  */
 export function loadConfig(env: NodeJS.ProcessEnv, defaultRoot: string): Config {
   const repoRoot = path.resolve(env.REPO_ROOT || defaultRoot);
-  const base = readEnvFile(path.join(repoRoot, '.env'));
+  const base = readEnvFile(path.join(repoRoot, '.env'), configError);
   const personaDirRaw = env.PERSONA_DIR ?? base.PERSONA_DIR;
   const persona = personaDirRaw
-    ? readEnvFile(path.join(path.resolve(repoRoot, personaDirRaw), 'persona.env'))
+    ? readEnvFile(path.join(path.resolve(repoRoot, personaDirRaw), 'persona.env'), configError)
     : {};
   const merged: Record<string, string | undefined> = { ...base, ...persona, ...env };
   const result: Joi.ValidationResult<Record<string, unknown>> = schema.validate(merged);

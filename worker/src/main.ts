@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { CommitInfo } from '@persona-browser/contracts';
+import { readCommit } from '@persona-browser/contracts';
 import { startVnc, startXvfb } from '@persona-browser/xvfb';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
 import { createServer } from './app';
@@ -17,7 +18,7 @@ import { controlTimingFromEnv, liveVncTarget } from './live/vnc-server';
 import { createLogger } from './log/logger';
 import { RequestLog } from './log/request-log';
 import { defaultRepoRoot, workerVersion } from './paths';
-import { ProxyErrors, readCommit } from './system-info';
+import { ProxyErrors } from './system-info';
 
 const DRAIN_MS = 5_000;
 

@@ -17,6 +17,8 @@ export function packageRoot(from: string): string {
 export const WORKER_ROOT = packageRoot(__dirname);
 
 export const PANEL_DIR = path.join(WORKER_ROOT, 'panel');
+/** The look and browser helpers the panels share (`@persona-browser/ui`), served at `/ui/`. */
+export const UI_DIR = path.dirname(require.resolve('@persona-browser/ui/package.json'));
 
 /**
  * The default repository root (`.env`, `.update-trigger`, git): the nearest folder above the

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { commitFromEnv, readCommit } from '../src/system-info';
+import { commitFromEnv, readCommit } from '@persona-browser/contracts';
 
 const given = {
   hash: 'abc123',

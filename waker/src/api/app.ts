@@ -23,8 +23,9 @@ export interface ApiDeps {
   ): Promise<Array<{ hour: string; count: number }>>;
   serviceKey: string | null;
   logger: Logger;
-  /** Folder of the fleet panel (`waker/panel`) and of uPlot's files. */
+  /** Folders of the fleet panel (`waker/panel`), the panels' shared files and uPlot's files. */
   panelDir: string;
+  uiDir: string;
   uplotDir: string;
 }
 
@@ -136,6 +137,7 @@ export function createApp(deps: ApiDeps): express.Express {
     else app[r.method](r.path, run);
   }
   app.use('/vendor/uplot', express.static(deps.uplotDir, { index: false }));
+  app.use('/ui', express.static(deps.uiDir, { index: false }));
   app.use(express.static(deps.panelDir));
   app.use('/api', (req, res) => {
     res.status(404).json({ error: `no such route: ${req.method} ${req.originalUrl}` });
@@ -154,9 +156,10 @@ export function createApp(deps: ApiDeps): express.Express {
 }
 
 /** Where the panel and uPlot's files are, seen from the built waker (waker/dist). */
-export function defaultStaticDirs(): { panelDir: string; uplotDir: string } {
+export function defaultStaticDirs(): { panelDir: string; uiDir: string; uplotDir: string } {
   return {
     panelDir: path.resolve(__dirname, '..', '..', 'panel'),
+    uiDir: path.dirname(require.resolve('@persona-browser/ui/package.json')),
     uplotDir: path.join(path.dirname(require.resolve('uplot/package.json')), 'dist'),
   };
 }

@@ -1,9 +1,12 @@
 import { execFile } from 'node:child_process';
 import type Joi from 'joi';
-import type { CommitInfo } from '@persona-browser/contracts';
-import { commitSchema } from '@persona-browser/contracts';
+import type { CommitInfo } from './ping';
+import { commitSchema } from './ping';
 
-/** `COMMIT_INFO` (JSON `{hash, subject, date}`) when set and valid, else null. */
+/**
+ * `COMMIT_INFO` (JSON `{hash, subject, date}`), which the waker passes to the workers it starts
+ * (a container has no git checkout); null when unset or not a valid commit.
+ */
 export function commitFromEnv(value: string | undefined): CommitInfo | null {
   if (!value) return null;
   let parsed: unknown;
@@ -12,15 +15,20 @@ export function commitFromEnv(value: string | undefined): CommitInfo | null {
   } catch {
     return null;
   }
-  const result: Joi.ValidationResult<CommitInfo> = commitSchema.validate(parsed);
-  return result.error ? null : result.value;
+  const result: Joi.ValidationResult<CommitInfo> = commitSchema.validate(parsed, {
+    convert: false,
+  });
+  if (result.error) return null;
+  const commit = result.value;
+  return { ...commit, date: new Date(commit.date).toISOString() };
 }
 
 /**
- * The commit handed to workers as COMMIT_INFO: the waker's own `COMMIT_INFO` when given (an
- * image built without its .git), else HEAD of the checkout at `repoRoot`, else null.
+ * The commit a worker or the waker runs: `COMMIT_INFO` from the environment when set and valid
+ * (the waker hands it to workers in containers, and may be given it in an image without .git),
+ * else HEAD of the checkout at `repoRoot`, or null where git or the repository is unavailable.
  */
-export function readOwnCommit(
+export function readCommit(
   repoRoot: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<CommitInfo | null> {
