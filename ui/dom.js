@@ -44,6 +44,39 @@
   }
 
   const text = (v) => (v === null || v === undefined ? '' : String(v));
+  const clock = () => new Date().toLocaleTimeString();
 
-  window.PersonaUi = Object.freeze({ keyStore, el, text });
+  /**
+   * The message list of a panel: `notify(kind, message)` puts a message on top of `box`; the
+   * same message again (a polling loop) is counted instead of stacked; at most `max` are kept,
+   * and all but errors go after `okMs`.
+   */
+  function notifier(box, max, okMs) {
+    return function notify(kind, message) {
+      const last = box.firstElementChild;
+      if (last && last.dataset.kind === kind && last.dataset.text === message) {
+        const n = Number(last.dataset.count || '1') + 1;
+        last.dataset.count = String(n);
+        last.querySelector('.msg-count').textContent = '×' + n;
+        last.querySelector('.msg-time').textContent = clock();
+        return;
+      }
+      const close = el('button', { className: 'msg-close', attrs: { type: 'button' } }, '×');
+      close.setAttribute('aria-label', 'Dismiss message');
+      const item = el(
+        'div',
+        { className: 'msg msg-' + kind, data: { kind, text: message, count: '1' } },
+        el('span', { className: 'msg-time' }, clock()),
+        el('span', { className: 'msg-text' }, message),
+        el('span', { className: 'msg-count' }),
+        close,
+      );
+      close.addEventListener('click', () => item.remove());
+      box.prepend(item);
+      while (box.children.length > max) box.lastElementChild.remove();
+      if (kind !== 'error') setTimeout(() => item.remove(), okMs);
+    };
+  }
+
+  window.PersonaUi = Object.freeze({ keyStore, el, text, clock, notifier });
 })();

@@ -10,7 +10,7 @@
 
 (function () {
   const KEY_STORAGE = 'persona-browser.fleet-key';
-  const { el, text } = window.PersonaUi;
+  const { el, text, clock } = window.PersonaUi;
   const keys = window.PersonaUi.keyStore(() => sessionStorage, KEY_STORAGE);
   const readStoredKey = keys.read;
   const storeKey = keys.write;
@@ -56,8 +56,6 @@
   };
 
   // ---------------------------------------------------------------- small helpers
-
-  const clock = () => new Date().toLocaleTimeString();
 
   function fmtDuration(s) {
     if (typeof s !== 'number' || !isFinite(s)) return '?';
@@ -180,31 +178,7 @@
 
   // ---------------------------------------------------------------- messages
 
-  function notify(kind, message) {
-    const box = $('messages');
-    const last = box.firstElementChild;
-    if (last && last.dataset.kind === kind && last.dataset.text === message) {
-      const n = Number(last.dataset.count || '1') + 1;
-      last.dataset.count = String(n);
-      last.querySelector('.msg-count').textContent = '×' + n;
-      last.querySelector('.msg-time').textContent = clock();
-      return;
-    }
-    const close = el('button', { className: 'msg-close', attrs: { type: 'button' } }, '×');
-    close.setAttribute('aria-label', 'Dismiss message');
-    const item = el(
-      'div',
-      { className: 'msg msg-' + kind, data: { kind, text: message, count: '1' } },
-      el('span', { className: 'msg-time' }, clock()),
-      el('span', { className: 'msg-text' }, message),
-      el('span', { className: 'msg-count' }),
-      close,
-    );
-    close.addEventListener('click', () => item.remove());
-    box.prepend(item);
-    while (box.children.length > MAX_MESSAGES) box.lastElementChild.remove();
-    if (kind !== 'error') setTimeout(() => item.remove(), OK_MESSAGE_MS);
-  }
+  const notify = window.PersonaUi.notifier($('messages'), MAX_MESSAGES, OK_MESSAGE_MS);
 
   // ---------------------------------------------------------------- service key
 

@@ -6,7 +6,7 @@
 (function () {
   const API = '/api/v1';
   const KEY_STORAGE = 'persona-browser.api-key';
-  const { el, text } = window.PersonaUi;
+  const { el, text, clock } = window.PersonaUi;
   const keys = window.PersonaUi.keyStore(() => localStorage, KEY_STORAGE);
   const readStoredKey = keys.read;
   const storeKey = keys.write;
@@ -42,8 +42,6 @@
     const rest = total % 60;
     return rest ? m + ' min ' + rest + ' s' : m + ' min';
   }
-
-  const clock = () => new Date().toLocaleTimeString();
 
   // ---------------------------------------------------------------- API access
 
@@ -119,32 +117,7 @@
 
   // ---------------------------------------------------------------- messages
 
-  function notify(kind, message) {
-    const box = $('messages');
-    const last = box.firstElementChild;
-    if (last && last.dataset.kind === kind && last.dataset.text === message) {
-      // The same message again (a polling loop): count it instead of stacking copies.
-      const n = Number(last.dataset.count || '1') + 1;
-      last.dataset.count = String(n);
-      last.querySelector('.msg-count').textContent = '×' + n;
-      last.querySelector('.msg-time').textContent = clock();
-      return;
-    }
-    const close = el('button', { className: 'msg-close', attrs: { type: 'button' } }, '×');
-    close.setAttribute('aria-label', 'Dismiss message');
-    const item = el(
-      'div',
-      { className: 'msg msg-' + kind, data: { kind, text: message, count: '1' } },
-      el('span', { className: 'msg-time' }, clock()),
-      el('span', { className: 'msg-text' }, message),
-      el('span', { className: 'msg-count' }),
-      close,
-    );
-    close.addEventListener('click', () => item.remove());
-    box.prepend(item);
-    while (box.children.length > MAX_MESSAGES) box.lastElementChild.remove();
-    if (kind !== 'error') setTimeout(() => item.remove(), OK_MESSAGE_MS);
-  }
+  const notify = window.PersonaUi.notifier($('messages'), MAX_MESSAGES, OK_MESSAGE_MS);
 
   // ---------------------------------------------------------------- API key
 
