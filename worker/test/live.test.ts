@@ -303,6 +303,44 @@ describe('read-only unless in control', () => {
     await v.close();
   });
 
+  test('while a person drives, calls that need the screen on another page get 423; reading calls run', async () => {
+    expect(
+      (await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'other' } })).status,
+    ).toBe(200);
+    try {
+      const cookie = await session();
+      const v = await viewer(cookie);
+      expect((await control('POST', cookie, { page_id: 'rec' })).status).toBe(200);
+      // A click or a screenshot of another page would pull the screen from under the person.
+      const click = await w.call<Body>('POST', '/api/v1/primitive/other/click-position', {
+        body: { x: 10, y: 10 },
+      });
+      expect(click.status).toBe(423);
+      expect(click.body).toMatchObject({ success: false, page_id: 'other' });
+      expect(String(click.body.error)).toMatch(/person is driving page rec/);
+      expect((await w.call('GET', '/api/v1/ops/other/screenshot')).status).toBe(423);
+      // What does not need the screen goes on.
+      expect((await w.call('POST', '/api/v1/ops/other/extract-content', { body: {} })).status).toBe(
+        200,
+      );
+      // The person's page stayed in front: their click still lands on it.
+      v.click(X, Y);
+      await until(
+        () => seen('rec'),
+        (e) => e.length >= 1,
+      );
+      expect(await seen('rec')).toEqual([['click', X, Y, true]]);
+      expect((await control('DELETE', cookie)).status).toBe(200);
+      const after = await w.call<Body>('POST', '/api/v1/primitive/other/click-position', {
+        body: { x: 10, y: 10 },
+      });
+      expect(after.status).toBe(200);
+      await v.close();
+    } finally {
+      await w.call('POST', '/api/v1/ops/other/destroy-page');
+    }
+  });
+
   test('an API client holding the lease: taking control gets 423, and works once it releases', async () => {
     const lease = await w.call<Body>('POST', '/api/v1/ops/rec/lease', { body: {} });
     expect(lease.status).toBe(200);

@@ -71,6 +71,8 @@ export class ManagedPage {
     readonly id: string,
     readonly page: Page,
     readonly timing: PageTiming = DEFAULT_TIMING,
+    /** Throws when another page holds the screen (a person driving it through the live view). */
+    private readonly frontGate: (pageId: string) => void = () => undefined,
   ) {
     if (typeof (page as unknown as WithClient)._client !== 'function') {
       // No silent second session: capture and input must stay on the page's own session.
@@ -149,9 +151,23 @@ export class ManagedPage {
     return this.loadingNow;
   }
 
-  /** Brings the tab to the front, as a hand can only reach the visible tab. */
+  /**
+   * Brings the tab to the front, as a hand can only reach the visible tab. While a person drives
+   * another page through the live view, the screen is theirs: a 423 instead.
+   */
   async bringToFront(call: Call): Promise<void> {
+    this.frontGate(this.id);
     await this.cdp(call, (s) => s.send('Page.bringToFront'));
+  }
+
+  /** Whether this page may come to the front now (no person drives another page). */
+  mayTakeFront(): boolean {
+    try {
+      this.frontGate(this.id);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /**

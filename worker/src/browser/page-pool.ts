@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'puppeteer-core';
-import { ApiError, BadRequest, PageNotFound, errorMessage } from '../errors';
+import { ApiError, BadRequest, Locked, PageNotFound, errorMessage } from '../errors';
 import { randomHex } from '../util';
 import type { PageState } from './managed-page';
 import { ManagedPage, PAGE_STATES } from './managed-page';
@@ -21,6 +21,8 @@ export class PagePool {
   private readonly pages = new Map<string, ManagedPage>();
   private readonly creating = new Set<string>();
   private readonly probeTimer: NodeJS.Timeout;
+  /** The page a person drives through the live view: the screen is theirs, no other comes forward. */
+  private screenHolder: string | null = null;
 
   constructor(
     private readonly browser: Browser,
@@ -49,6 +51,21 @@ export class PagePool {
     return page;
   }
 
+  /** A person drives `pageId` through the live view (null: nobody does). */
+  holdScreen(pageId: string | null): void {
+    this.screenHolder = pageId;
+  }
+
+  private checkFront(pageId: string): void {
+    const holder = this.screenHolder;
+    if (holder !== null && holder !== pageId && this.pages.has(holder)) {
+      throw new Locked(
+        `A person is driving page ${holder} through the live view; calls that need the screen wait until it is handed back`,
+        pageId,
+      );
+    }
+  }
+
   countByState(): Record<PageState, number> {
     const counts = Object.fromEntries(PAGE_STATES.map((s) => [s, 0])) as Record<PageState, number>;
     for (const p of this.pages.values()) counts[p.state] += 1;
@@ -70,7 +87,7 @@ export class PagePool {
     let page: Page | null = null;
     try {
       page = await this.browser.newPage();
-      const managed = new ManagedPage(id, page, this.timing);
+      const managed = new ManagedPage(id, page, this.timing, (pageId) => this.checkFront(pageId));
       await this.hooks.onPageCreated?.(managed);
       this.pages.set(id, managed);
       // A tab closed from outside (a person at the VNC view, a crash of its window) leaves the pool.

@@ -137,7 +137,7 @@ function run(
     });
   }
   // A leased page is brought to the front by every call that uses the lease (SPEC).
-  if (leased && page) page.page.bringToFront().catch(() => undefined);
+  if (leased && page && page.mayTakeFront()) page.page.bringToFront().catch(() => undefined);
   return def.handler(ctx);
 }
 

@@ -104,6 +104,7 @@ export class LiveControl {
       });
       if (h) this.drop(`moved to page ${pageId}`);
       this.held = { pageId, sessionId, token: lease.token, since: new Date() };
+      pool.holdScreen(pageId);
       this.o.logger.info('live view control taken', { page_id: pageId });
       this.socketsChanged(sessionId);
       this.o.onChange?.();
@@ -170,6 +171,11 @@ export class LiveControl {
     if (!h) return;
     this.held = null;
     this.clearGrace();
+    try {
+      this.o.navigator.requirePool().holdScreen(null);
+    } catch {
+      // no pool: the browser is stopped, and a new pool starts with a free screen
+    }
     try {
       this.o.navigator.leases.release(h.pageId, h.token);
     } catch {
