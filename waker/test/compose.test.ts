@@ -4,7 +4,7 @@ import Docker from 'dockerode';
 import { metricsBodySchema, personaListSchema } from '@persona-browser/contracts';
 import type { PersonaInfo } from '@persona-browser/contracts';
 import { DEFAULT_BASE_IMAGE, ensurePersonaImage } from './helpers/image';
-import { KEY, ROOT, call, freePort, makePersonas, sleep } from './helpers/waker';
+import { KEY, ROOT, call, freePort, makePersonas, until } from './helpers/waker';
 
 /**
  * The server path as users take it: `docker-compose up --build` (Debian's 1.29) on compose.yaml
@@ -43,16 +43,6 @@ async function personas(): Promise<PersonaInfo[]> {
   return r.body.personas;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | null>, ms = 120_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe().catch(() => null);
-    if (v !== null && v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(500);
-  }
-}
-
 beforeAll(async () => {
   // The same image build the other container tests use: compose's build then hits the cache.
   await ensurePersonaImage();
@@ -73,10 +63,14 @@ beforeAll(async () => {
     METRICS_WINDOW: '30',
   };
   await compose(['up', '-d', '--build']);
-  await until('the waker', async () => {
-    const r = await call(`http://127.0.0.1:${ports.waker}/api/health`, { key: null });
-    return r.status === 200 ? r : null;
-  });
+  await until(
+    async () => {
+      const r = await call(`http://127.0.0.1:${ports.waker}/api/health`, { key: null });
+      return r.status === 200 ? r : null;
+    },
+    120_000,
+    'the waker',
+  );
 }, 20 * 60_000);
 
 afterAll(async () => {
@@ -109,10 +103,10 @@ test('the waker runs in a container and lists both personas', async () => {
 });
 
 test('the always-on persona answers on its host port, in a container of its own', async () => {
-  const status = await until('ann on her port', async () => {
+  const status = await until(async () => {
     const r = await call(`http://127.0.0.1:${ports.always}/api/v1/system/status`, { key: null });
     return r.status === 200 ? r : null;
-  });
+  }, 120_000);
   expect(status.body).toMatchObject({ initialized: true });
   const ping = await call(`http://127.0.0.1:${ports.always}/api/v1/system/ping`, { key: null });
   expect(ping.body).toMatchObject({ status: 'alive', persona: 'ann' });
@@ -128,13 +122,13 @@ test('the sleepy persona wakes on its first request and sleeps when idle', async
   const r = await call(`http://127.0.0.1:${ports.sleepy}/api/v1/system/status`, { key: null });
   expect(r.status).toBe(200);
   expect((await personas()).find((p) => p.name === 'bob')?.state).toBe('running');
-  await until('bob asleep again', async () =>
+  await until(async () =>
     (await personas()).find((p) => p.name === 'bob')?.state === 'sleeping' ? true : null,
   );
 });
 
 test('metrics carry the numbers of the running persona, sampled from the host', async () => {
-  const body = await until('a sample with ann', async () => {
+  const body = await until(async () => {
     const r = await call(`http://127.0.0.1:${ports.waker}/api/metrics`);
     const last = r.body?.samples?.at(-1);
     return last?.instances?.ann ? r.body : null;

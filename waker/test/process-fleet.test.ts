@@ -1,9 +1,13 @@
-import net from 'node:net';
 import { execFileSync } from 'node:child_process';
-import { personaListSchema } from '@persona-browser/contracts';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import puppeteer from 'puppeteer-core';
+import { metricsBodySchema, personaListSchema } from '@persona-browser/contracts';
 import { fleetPids, isAlive, workerPid } from './helpers/procs';
 import type { RunningWaker } from './helpers/waker';
-import { ROOT, call, freePort, makePersonas, sleep, startWaker } from './helpers/waker';
+import { KEY, ROOT, call, freePort, makePersonas, sleep, startWaker, until } from './helpers/waker';
 
 /**
  * The waker with the `process` driver (a machine without Docker): real workers, real Chromium,
@@ -42,6 +46,8 @@ beforeAll(async () => {
     FLEET_ID: FLEET,
     // Workers run the checkout's build; the scratch root holds only the personas.
     REPO_ROOT: ROOT,
+    METRICS_INTERVAL: '1',
+    METRICS_WINDOW: '20',
   });
   void root;
 });
@@ -181,19 +187,79 @@ describe('waker with the process driver', () => {
     expect(status.body.initialized).toBe(true);
   });
 
-  test('metrics and request counts are served (stand-ins until the merge)', async () => {
-    const metrics = await call(`${waker.url}/api/metrics`);
-    expect(metrics.status).toBe(200);
-    expect(metrics.body).toMatchObject({ interval_s: 15, window_s: 600 });
+  test('metrics sample the workers, request counts come from their logs', async () => {
+    const body = await until(async () => {
+      const r = await call(`${waker.url}/api/metrics`);
+      return r.body?.samples?.at(-1)?.instances?.alice ? r.body : null;
+    });
+    expect(metricsBodySchema.validate(body).error).toBeUndefined();
+    expect(body).toMatchObject({ interval_s: 1, window_s: 20 });
+    const last = body.samples.at(-1);
+    // Alice's whole tree: the worker, its Xvfb and x11vnc, Chromium and its children.
+    expect(last.instances.alice.pid).toBe(workerPid(FLEET, 'alice'));
+    expect(last.instances.alice.procs).toBeGreaterThanOrEqual(5);
+    expect(last.instances.alice.rss_mb).toBeGreaterThan(50);
+    expect(last.system.mem_total_mb).toBeGreaterThan(last.system.mem_used_mb);
     expect((await call(`${waker.url}/api/metrics`, { key: null })).status).toBe(401);
-    const reqs = await call(`${waker.url}/api/personas/bob/requests?hours=3`);
-    expect(reqs).toMatchObject({ status: 200, body: { name: 'bob', hours: 3 } });
+    // The create-page call above went through alice's port: her request log counts it.
+    const reqs = await call(`${waker.url}/api/personas/alice/requests?hours=3`);
+    expect(reqs).toMatchObject({ status: 200, body: { name: 'alice', hours: 3 } });
+    expect(reqs.body.requests).toHaveLength(3);
+    const counted = reqs.body.requests.reduce((n: number, h: { count: number }) => n + h.count, 0);
+    expect(counted).toBeGreaterThanOrEqual(2);
     expect((await call(`${waker.url}/api/personas/bob/requests?hours=x`)).status).toBe(400);
     expect((await call(`${waker.url}/api/personas/zed/requests`)).status).toBe(404);
-    // The panel's charting library is served from the installed package.
-    const uplot = await fetch(`${waker.url}/vendor/uplot/uPlot.iife.min.js`);
-    expect(uplot.status).toBe(200);
-    expect(await uplot.text()).toContain('uPlot');
+  });
+
+  test('the fleet panel shows every persona of the real waker, and its buttons act', async () => {
+    const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-fleet-panel-'));
+    const browser = await puppeteer.launch({
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      userDataDir,
+      args: [
+        '--no-sandbox',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
+    });
+    try {
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      await page.goto(`${waker.url}/`);
+      await page.waitForSelector('#key-input', { visible: true });
+      await page.type('#key-input', KEY);
+      await page.click('#key-save');
+      await page.waitForSelector('tr[data-persona="alice"][data-state="running"]');
+      await page.waitForSelector('tr[data-persona="busy"][data-state="crashed"]');
+      const live = await page.$eval('tr[data-persona="alice"] a[data-link="live"]', (a) =>
+        a.getAttribute('href'),
+      );
+      expect(live).toBe(`http://127.0.0.1:${ports.alice}/vnc/#key=${KEY}`);
+      // Restart from the panel: the persona's worker is a new process.
+      const before = workerPid(FLEET, 'alice');
+      await page.click('button[data-action="restart"][data-persona="alice"]');
+      const after = await until(async () => {
+        const pid = workerPid(FLEET, 'alice');
+        return pid !== null && pid !== before ? pid : null;
+      });
+      expect(after).not.toBe(before);
+      await waker.waitState('alice', 'running');
+      // The CPU chart draws alice from the metrics window.
+      await page.waitForFunction(
+        () =>
+          document
+            .querySelector<HTMLElement>('[data-chart="cpu"]')
+            ?.dataset.series?.includes('alice'),
+        { timeout: 30_000 },
+      );
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+      fs.rmSync(userDataDir, { recursive: true, force: true });
+    }
   });
 
   test('stopping the waker leaves no worker, Xvfb or Chromium behind', async () => {

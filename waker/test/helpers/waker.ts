@@ -173,3 +173,18 @@ export async function startWaker(env: Record<string, string>): Promise<RunningWa
     },
   };
 }
+
+/** Polls `probe` every 250 ms until it gives a value (not null or undefined); throws after `ms`. */
+export async function until<T>(
+  probe: () => Promise<T | null | undefined>,
+  ms = 60_000,
+  what = 'the condition',
+): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe().catch(() => null);
+    if (v !== null && v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(250);
+  }
+}
