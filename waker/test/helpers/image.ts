@@ -10,9 +10,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import Docker from 'dockerode';
+import { ROOT } from './waker';
 
-/** The repository the tests run from (its Dockerfile is built). */
-export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
+/** The repository the tests run from (its Dockerfile is built), also from the built benchmark. */
+export const REPO_ROOT = ROOT;
 export const TEST_IMAGE = 'persona-browser:test';
 export const DEFAULT_BASE_IMAGE = 'persona-base:bookworm';
 export const SECCOMP_FILE = path.join(REPO_ROOT, 'docker', 'seccomp-chromium.json');
