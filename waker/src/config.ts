@@ -24,7 +24,8 @@ export interface WakerConfig {
   pauseSeconds: number;
   /**
    * What every worker is given: the variables of `.env` at REPO_ROOT (the process environment
-   * wins for those) and SERVICE_KEY. Never the rest of the waker's own environment.
+   * wins for those) and SERVICE_KEY, less the waker-only secrets. Never the rest of the
+   * waker's own environment.
    */
   workerEnv: Record<string, string>;
 }
@@ -34,6 +35,9 @@ export class ConfigError extends Error {}
 const configError = (message: string): ConfigError => new ConfigError(message);
 
 export const DOCKER_SOCKET = '/var/run/docker.sock';
+
+/** SPEC: the proxy account and the GeoIP token are the waker's alone; no worker is handed them. */
+const WAKER_ONLY = new Set(['PROXY_USERNAME', 'PROXY_PASSWORD', 'GEOIP_TOKEN']);
 
 const schema = Joi.object({
   WAKER_PORT: Joi.number().integer().min(1).max(65535).default(4900),
@@ -71,7 +75,9 @@ export function loadWakerConfig(
   const merged: Record<string, string> = { ...dotEnv };
   for (const [k, v] of Object.entries(env)) if (v !== undefined) merged[k] = v;
   const workerEnv: Record<string, string> = {};
-  for (const k of Object.keys(dotEnv)) workerEnv[k] = merged[k] as string;
+  for (const k of Object.keys(dotEnv)) {
+    if (!WAKER_ONLY.has(k)) workerEnv[k] = merged[k] as string;
+  }
   const result: Joi.ValidationResult<Record<string, unknown>> = schema.validate(merged);
   if (result.error) {
     const detail = result.error.details[0];

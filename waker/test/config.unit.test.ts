@@ -37,7 +37,9 @@ describe('waker configuration', () => {
 
   test('.env at REPO_ROOT is read and the process environment wins', () => {
     const root = repo({
-      '.env': 'WAKER_PORT=4999\nSERVICE_KEY=from-file\nCHROME_NO_SANDBOX=true\n',
+      '.env':
+        'WAKER_PORT=4999\nSERVICE_KEY=from-file\nCHROME_NO_SANDBOX=true\n' +
+        'PROXY_USERNAME=u\nPROXY_PASSWORD=p\nGEOIP_TOKEN=t\n',
     });
     const c = loadWakerConfig(
       { REPO_ROOT: root, SERVICE_KEY: 'from-env' },
@@ -46,7 +48,8 @@ describe('waker configuration', () => {
     );
     expect(c.port).toBe(4999);
     expect(c.serviceKey).toBe('from-env');
-    // Workers get the .env variables and the key, never the rest of the waker's environment.
+    // Workers get the .env variables and the key, never the rest of the waker's environment,
+    // nor the proxy account and GeoIP token of the waker's own.
     expect(c.workerEnv).toEqual({
       WAKER_PORT: '4999',
       SERVICE_KEY: 'from-env',

@@ -44,6 +44,9 @@ export interface Config {
   /** Check every response against its declared schema and answer 500 on a mismatch (tests). */
   validateResponses: boolean;
   timing: PageTiming;
+  /** A person's control through the live view: it outlives their viewer's last WebSocket by
+   * `graceMs`; its lease has `leaseTtlS` and is renewed every `renewMs` while they watch. */
+  liveControl: { graceMs: number; leaseTtlS: number; renewMs: number };
   /** Folder holding `requests/`: the persona folder, else the repository root. */
   dataDir: string;
 }
@@ -91,6 +94,8 @@ const schema = Joi.object({
     .positive()
     .default(DEFAULT_TIMING.navigationTimeoutMs / 1000),
   VALIDATE_RESPONSES: Joi.boolean().default(false),
+  LIVE_CONTROL_GRACE_SECONDS: Joi.number().min(0).max(3600).default(10),
+  LIVE_CONTROL_LEASE_SECONDS: Joi.number().min(1).max(3600).default(60),
 })
   .unknown(true)
   .prefs({ convert: true, abortEarly: true });
@@ -155,6 +160,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, defaultRoot: string): Config 
     dataDir: personaDir ?? repoRoot,
     allowFileUrls: v.ALLOW_FILE_URLS as boolean,
     validateResponses: v.VALIDATE_RESPONSES as boolean,
+    liveControl: {
+      graceMs: (v.LIVE_CONTROL_GRACE_SECONDS as number) * 1000,
+      leaseTtlS: v.LIVE_CONTROL_LEASE_SECONDS as number,
+      // Renewed every third of the ttl, at most every 10 s.
+      renewMs: Math.min(10_000, ((v.LIVE_CONTROL_LEASE_SECONDS as number) * 1000) / 3),
+    },
     timing: {
       lockWaitMs: (v.LOCK_WAIT_SECONDS as number) * 1000,
       callDeadlineMs: (v.CALL_DEADLINE_SECONDS as number) * 1000,

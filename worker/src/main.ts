@@ -14,7 +14,7 @@ import { CaptureRegistry } from './capture/registry';
 import { MediaStore } from './media/store';
 import { VisionClient } from './vision/client';
 import { LiveView } from './live';
-import { controlTimingFromEnv, liveVncTarget } from './live/vnc-server';
+import { liveVncTarget } from './live/vnc-server';
 import { createLogger } from './log/logger';
 import { RequestLog } from './log/request-log';
 import { defaultRepoRoot, workerVersion } from './paths';
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
     navigator,
     serviceKey: config.serviceKey,
     logger,
-    ...controlTimingFromEnv(process.env),
+    ...config.liveControl,
   });
   let commit: Promise<CommitInfo | null> | null = null;
 

@@ -71,6 +71,8 @@ describe('environment files', () => {
     ['WAKER_URL', 'ftp://x'],
     ['ALLOW_FILE_URLS', 'perhaps'],
     ['VNC_PORT', 'x'],
+    ['LIVE_CONTROL_GRACE_SECONDS', '-1'],
+    ['LIVE_CONTROL_LEASE_SECONDS', '0'],
   ])('a bad %s=%s is refused with a message naming it', (name, value) => {
     const root = repo({});
     expect(() => loadConfig({ [name]: value }, root)).toThrow(ConfigError);

@@ -53,28 +53,3 @@ export async function liveVncTarget(o: {
     return { target: { unavailable: reason }, started: null };
   }
 }
-
-function seconds(raw: string | undefined, min: number): number | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  const s = Number(raw);
-  return Number.isFinite(s) && s >= min && s <= 3600 ? s : undefined;
-}
-
-/**
- * Control timing from the environment: `LIVE_CONTROL_GRACE_SECONDS` (default 10), how long
- * control outlives its viewer's last WebSocket; `LIVE_CONTROL_LEASE_SECONDS` (default 60), the
- * lease's ttl, renewed every third of it (at most every 10 s) while the viewer is connected.
- */
-export function controlTimingFromEnv(env: NodeJS.ProcessEnv): {
-  graceMs?: number;
-  leaseTtlS?: number;
-  renewMs?: number;
-} {
-  const grace = seconds(env.LIVE_CONTROL_GRACE_SECONDS, 0);
-  const ttl = seconds(env.LIVE_CONTROL_LEASE_SECONDS, 1);
-  return {
-    graceMs: grace === undefined ? undefined : grace * 1000,
-    leaseTtlS: ttl,
-    renewMs: ttl === undefined ? undefined : Math.min(10_000, (ttl * 1000) / 3),
-  };
-}
