@@ -95,7 +95,7 @@ export class DockerDriver implements RuntimeDriver {
       HOST: '0.0.0.0',
       PORT: String(WORKER_PORT),
       PERSONA_DIR: '/persona',
-      // The folder is /persona inside: its name for ping, once the worker reads it.
+      // The folder is /persona inside: the name ping reports.
       PERSONA_NAME: spec.name,
       REPO_ROOT: '/app',
       VNC_PORT: '5900',
