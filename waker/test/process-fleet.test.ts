@@ -188,10 +188,12 @@ describe('waker with the process driver', () => {
   });
 
   test('metrics sample the workers, request counts come from their logs', async () => {
+    // Alice was just restarted (the test above): wait for a sample of her whole tree, browser up.
+    await waker.waitState('alice', 'running');
     const body = await until(async () => {
       const r = await call(`${waker.url}/api/metrics`);
-      return r.body?.samples?.at(-1)?.instances?.alice ? r.body : null;
-    });
+      return (r.body?.samples?.at(-1)?.instances?.alice?.procs ?? 0) >= 5 ? r.body : null;
+    }, 30_000);
     expect(metricsBodySchema.validate(body).error).toBeUndefined();
     expect(body).toMatchObject({ interval_s: 1, window_s: 20 });
     const last = body.samples.at(-1);
