@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
-import puppeteer from 'puppeteer-core';
 import { personaListSchema } from '@persona-browser/contracts';
+import { openClientBrowser } from './helpers/client-browser';
 import type { RunningWaker } from './helpers/waker';
 import { ensurePersonaImage } from './helpers/image';
 import { KEY, ROOT, call, freePort, makePersonas, sleep, startWaker } from './helpers/waker';
@@ -149,18 +149,8 @@ describe('waker with the docker driver', () => {
   test('the live view through the port draws the screen and keeps a sleepy persona awake', async () => {
     // A person opens the viewer link of the fleet panel in a browser: noVNC completes the RFB
     // handshake over the WebSocket the waker forwards, and the screen arrives.
-    const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-viewer-'));
-    const viewer = await puppeteer.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      userDataDir: userDir,
-      args: [
-        '--no-sandbox',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    const client = await openClientBrowser();
+    const viewer = client.browser;
     try {
       const page = await viewer.newPage();
       await page.goto(`http://127.0.0.1:${ports.bob}/vnc/#key=${KEY}`);
@@ -191,8 +181,7 @@ describe('waker with the docker driver', () => {
       await page.close();
       await waker.waitState('bob', 'sleeping', 60_000);
     } finally {
-      await viewer.close();
-      fs.rmSync(userDir, { recursive: true, force: true });
+      await client.close();
     }
   });
 

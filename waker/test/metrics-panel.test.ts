@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import express from 'express';
-import puppeteer from 'puppeteer-core';
 import type { Browser, Page } from 'puppeteer-core';
 import type { PersonaInfo } from '@persona-browser/contracts';
+import { openClientBrowser } from './helpers/client-browser';
 import { MetricsSampler, requestsPerHour } from '../src/metrics';
 
 /**
@@ -28,7 +28,7 @@ const ALICE_COLOR = [0x24, 0x58, 0xd3];
 let server: http.Server;
 let base: string;
 let browser: Browser;
-let profile: string;
+let client: { browser: Browser; close(): Promise<void> };
 let personasDir: string;
 let sampler: MetricsSampler;
 let busyTree: ChildProcess;
@@ -139,22 +139,16 @@ beforeAll(async () => {
   });
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  profile = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-panel-client-'));
-  browser = await puppeteer.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    userDataDir: profile,
-    args: ['--no-sandbox', '--disable-background-networking', '--no-first-run'],
-  });
+  client = await openClientBrowser();
+  browser = client.browser;
 });
 
 afterAll(async () => {
-  await browser?.close().catch(() => undefined);
+  await client?.close();
   sampler?.stop();
   busyTree?.kill('SIGKILL');
   server?.closeAllConnections();
   await new Promise((r) => server?.close(r));
-  fs.rmSync(profile, { recursive: true, force: true });
   fs.rmSync(personasDir, { recursive: true, force: true });
 });
 

@@ -1,10 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import puppeteer from 'puppeteer-core';
 import { metricsBodySchema, personaListSchema } from '@persona-browser/contracts';
+import { openClientBrowser } from './helpers/client-browser';
 import { fleetPids, isAlive, workerPid } from './helpers/procs';
 import type { RunningWaker } from './helpers/waker';
 import { KEY, ROOT, call, freePort, makePersonas, sleep, startWaker, until } from './helpers/waker';
@@ -214,18 +211,8 @@ describe('waker with the process driver', () => {
   });
 
   test('the fleet panel shows every persona of the real waker, and its buttons act', async () => {
-    const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-fleet-panel-'));
-    const browser = await puppeteer.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      userDataDir,
-      args: [
-        '--no-sandbox',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    const client = await openClientBrowser();
+    const browser = client.browser;
     try {
       const page = await browser.newPage();
       const errors: string[] = [];
@@ -259,8 +246,7 @@ describe('waker with the process driver', () => {
       );
       expect(errors).toEqual([]);
     } finally {
-      await browser.close();
-      fs.rmSync(userDataDir, { recursive: true, force: true });
+      await client.close();
     }
   });
 

@@ -5,6 +5,7 @@ import type { ClientBrowser } from './helpers/client-browser';
 import { launchClientBrowser } from './helpers/client-browser';
 import type { RunningWorker } from './helpers/worker';
 import { KEY, sleep, startWorker } from './helpers/worker';
+import { RECORDER, seen } from './helpers/recorder';
 
 /**
  * The live view as a person uses it: the viewer page (noVNC) and the control panel in a second,
@@ -19,23 +20,6 @@ type Body = Record<string, any>;
 /** Every URL the client browsers asked for, and their script errors. */
 const urls: string[] = [];
 const scriptErrors: string[] = [];
-
-const RECORDER =
-  'data:text/html,' +
-  encodeURIComponent(
-    '<!doctype html><html><head><title>seen:[]</title></head>' +
-      '<body style="margin:0;height:100vh;background:#fff">recorder<script>' +
-      'const seen=[];const show=()=>{document.title="seen:"+JSON.stringify(seen)};' +
-      'addEventListener("click",e=>{seen.push(["click",e.screenX,e.screenY,e.isTrusted]);show()},true);' +
-      '</script></body></html>',
-  );
-
-async function seen(id: string): Promise<unknown[][]> {
-  const r = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
-  const page = (r.body.pages as Body[]).find((p) => p.page_id === id);
-  const title = String(page?.title ?? '');
-  return title.startsWith('seen:') ? (JSON.parse(title.slice(5)) as unknown[][]) : [];
-}
 
 async function freshRecorder(): Promise<void> {
   await w.call('DELETE', '/vnc/control');
@@ -148,7 +132,7 @@ test('the viewer watches read-only, and drives the page after "Take control"; "H
   // A person clicking into the view while only watching: nothing reaches the page.
   await page.mouse.click(centre.x, centre.y);
   await sleep(1500);
-  expect(await seen('rec')).toEqual([]);
+  expect(await seen(w, 'rec')).toEqual([]);
 
   await page.select('#page-select', 'rec');
   await page.click('#take-btn');
@@ -163,7 +147,7 @@ test('the viewer watches read-only, and drives the page after "Take control"; "H
   let events: unknown[][] = [];
   for (let i = 0; i < 50 && events.length === 0; i++) {
     await sleep(200);
-    events = await seen('rec');
+    events = await seen(w, 'rec');
   }
   expect(events).toHaveLength(1);
   const [kind, x, y, trusted] = events[0] as [string, number, number, boolean];

@@ -4,6 +4,7 @@ import type { Refusal } from './helpers/rfb-client';
 import { RfbClient } from './helpers/rfb-client';
 import type { RunningWorker } from './helpers/worker';
 import { KEY, sleep, startWorker } from './helpers/worker';
+import { RECORDER, seen } from './helpers/recorder';
 
 /**
  * The live view against a real worker: its own Xvfb, the x11vnc it starts for the view, the
@@ -14,18 +15,6 @@ const GRACE_S = 3;
 const LEASE_S = 3;
 let w: RunningWorker;
 type Body = Record<string, any>;
-
-/** A page that shows in its title every click and key it received (read from the pool list). */
-const RECORDER =
-  'data:text/html,' +
-  encodeURIComponent(
-    '<!doctype html><html><head><title>seen:[]</title></head>' +
-      '<body style="margin:0;height:100vh;background:#fff">recorder<script>' +
-      'const seen=[];const show=()=>{document.title="seen:"+JSON.stringify(seen)};' +
-      'addEventListener("click",e=>{seen.push(["click",e.screenX,e.screenY,e.isTrusted]);show()},true);' +
-      'addEventListener("keydown",e=>{seen.push(["key",e.key,e.isTrusted]);show()},true);' +
-      '</script></body></html>',
-  );
 
 const wsUrl = (): string => `${w.url.replace('http', 'ws')}/vnc/websockify`;
 
@@ -43,14 +32,6 @@ async function viewer(cookie: string): Promise<RfbClient> {
   const c = await RfbClient.connect(wsUrl(), cookie);
   await c.handshake();
   return c;
-}
-
-/** What the recorder page has seen so far, from its title in the pool list. */
-async function seen(id: string): Promise<unknown[]> {
-  const r = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
-  const page = (r.body.pages as Body[]).find((p) => p.page_id === id);
-  const title = String(page?.title ?? '');
-  return title.startsWith('seen:') ? (JSON.parse(title.slice(5)) as unknown[]) : [];
 }
 
 async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
@@ -229,7 +210,7 @@ describe('read-only unless in control', () => {
     v.requestUpdate(false, 0, 0, 16, 16);
     await v.readUpdate();
     await sleep(1500);
-    expect(await seen('rec')).toEqual([]);
+    expect(await seen(w, 'rec')).toEqual([]);
     await v.close();
   });
 
@@ -249,7 +230,7 @@ describe('read-only unless in control', () => {
     v.key(0x62, true); // b
     v.key(0x62, false);
     const events = await until(
-      () => seen('rec'),
+      () => seen(w, 'rec'),
       (s) => s.length >= 2,
     );
     expect(events).toEqual([
@@ -260,7 +241,7 @@ describe('read-only unless in control', () => {
     const other = await viewer(await session());
     other.click(X, Y);
     await sleep(1500);
-    expect(await seen('rec')).toHaveLength(2);
+    expect(await seen(w, 'rec')).toHaveLength(2);
     await other.close();
     await v.close();
   });
@@ -283,7 +264,7 @@ describe('read-only unless in control', () => {
     expect((await w.call<Body>('POST', '/api/v1/ops/rec/lease', { body: {} })).status).toBe(423);
     expect((await w.call<Body>('POST', '/api/v1/ops/rec/destroy-page')).status).toBe(423);
     // Neither the API click nor anything else reached the page.
-    expect(await seen('rec')).toEqual([]);
+    expect(await seen(w, 'rec')).toEqual([]);
 
     const state = await control('GET', null);
     expect(state.body).toMatchObject({ controlled: true, page_id: 'rec', by_you: false });
@@ -295,7 +276,7 @@ describe('read-only unless in control', () => {
     // Input from the viewer is dropped again, and the API works again.
     v.click(960, 600);
     await sleep(1000);
-    expect(await seen('rec')).toEqual([]);
+    expect(await seen(w, 'rec')).toEqual([]);
     const again = await w.call<Body>('POST', '/api/v1/ops/rec/navigate', {
       body: { url: RECORDER },
     });
@@ -326,10 +307,10 @@ describe('read-only unless in control', () => {
       // The person's page stayed in front: their click still lands on it.
       v.click(X, Y);
       await until(
-        () => seen('rec'),
+        () => seen(w, 'rec'),
         (e) => e.length >= 1,
       );
-      expect(await seen('rec')).toEqual([['click', X, Y, true]]);
+      expect(await seen(w, 'rec')).toEqual([['click', X, Y, true]]);
       expect((await control('DELETE', cookie)).status).toBe(200);
       const after = await w.call<Body>('POST', '/api/v1/primitive/other/click-position', {
         body: { x: 10, y: 10 },
@@ -423,7 +404,7 @@ describe('read-only unless in control', () => {
     expect((await control('GET', cookie)).body).toMatchObject({ by_you: true });
     v.click(X, Y);
     const events = await until(
-      () => seen('rec'),
+      () => seen(w, 'rec'),
       (s) => s.length >= 1,
     );
     expect(events).toEqual([['click', X, Y, true]]);
