@@ -2,7 +2,7 @@ import { CDPSessionEvent } from 'puppeteer-core';
 import type { CDPSession, Page } from 'puppeteer-core';
 import type { PageState } from '@persona-browser/contracts';
 import type { ApiError } from '../errors';
-import { Busy, BrowserFailure, Timeout } from '../errors';
+import { Busy, BrowserFailure, Locked, Timeout } from '../errors';
 import { epochSeconds, withTimeout } from '../util';
 import { Call, CallStopped } from './call';
 import { MainFrameUrl } from './main-frame-url';
@@ -71,8 +71,8 @@ export class ManagedPage {
     readonly id: string,
     readonly page: Page,
     readonly timing: PageTiming = DEFAULT_TIMING,
-    /** Throws when another page holds the screen (a person driving it through the live view). */
-    private readonly frontGate: (pageId: string) => void = () => undefined,
+    /** The other page whose screen a person holds through the live view, or null. */
+    private readonly screenHeldElsewhere: (pageId: string) => string | null = () => null,
   ) {
     if (typeof (page as unknown as WithClient)._client !== 'function') {
       // No silent second session: capture and input must stay on the page's own session.
@@ -156,18 +156,19 @@ export class ManagedPage {
    * another page through the live view, the screen is theirs: a 423 instead.
    */
   async bringToFront(call: Call): Promise<void> {
-    this.frontGate(this.id);
+    const holder = this.screenHeldElsewhere(this.id);
+    if (holder !== null) {
+      throw new Locked(
+        `A person is driving page ${holder} through the live view; calls that need the screen wait until it is handed back`,
+        this.id,
+      );
+    }
     await this.cdp(call, (s) => s.send('Page.bringToFront'));
   }
 
   /** Whether this page may come to the front now (no person drives another page). */
   mayTakeFront(): boolean {
-    try {
-      this.frontGate(this.id);
-      return true;
-    } catch {
-      return false;
-    }
+    return this.screenHeldElsewhere(this.id) === null;
   }
 
   /**

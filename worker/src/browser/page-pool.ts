@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'puppeteer-core';
-import { ApiError, BadRequest, Locked, PageNotFound, errorMessage } from '../errors';
+import { ApiError, BadRequest, PageNotFound, errorMessage } from '../errors';
 import { randomHex } from '../util';
 import type { PageState } from './managed-page';
 import { ManagedPage, PAGE_STATES } from './managed-page';
@@ -56,14 +56,9 @@ export class PagePool {
     this.screenHolder = pageId;
   }
 
-  private checkFront(pageId: string): void {
+  private screenHeldElsewhere(pageId: string): string | null {
     const holder = this.screenHolder;
-    if (holder !== null && holder !== pageId && this.pages.has(holder)) {
-      throw new Locked(
-        `A person is driving page ${holder} through the live view; calls that need the screen wait until it is handed back`,
-        pageId,
-      );
-    }
+    return holder !== null && holder !== pageId && this.pages.has(holder) ? holder : null;
   }
 
   countByState(): Record<PageState, number> {
@@ -87,7 +82,9 @@ export class PagePool {
     let page: Page | null = null;
     try {
       page = await this.browser.newPage();
-      const managed = new ManagedPage(id, page, this.timing, (pageId) => this.checkFront(pageId));
+      const managed = new ManagedPage(id, page, this.timing, (pageId) =>
+        this.screenHeldElsewhere(pageId),
+      );
       await this.hooks.onPageCreated?.(managed);
       this.pages.set(id, managed);
       // A tab closed from outside (a person at the VNC view, a crash of its window) leaves the pool.
