@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import type Joi from 'joi';
 
 /** Parses `KEY=value` lines; `#` comments, blank lines, optional `export ` and quotes. */
 export function parseEnvFile(text: string): Record<string, string> {
@@ -31,4 +32,22 @@ export function readEnvFile(
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw makeError(`cannot read ${file}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * Validates environment variables against `schema`: the values (converted and defaulted), or
+ * `makeError('invalid NAME: why')` naming the first bad variable.
+ */
+export function validateEnv(
+  schema: Joi.ObjectSchema,
+  vars: Record<string, string | undefined>,
+  makeError: (message: string) => Error,
+): Record<string, unknown> {
+  const result: Joi.ValidationResult<Record<string, unknown>> = schema.validate(vars);
+  if (result.error) {
+    const detail = result.error.details[0];
+    const name = detail?.path.join('.') ?? 'environment';
+    throw makeError(`invalid ${name}: ${detail?.message ?? result.error.message}`);
+  }
+  return result.value;
 }

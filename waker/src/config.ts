@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
-import { readEnvFile } from '@persona-browser/contracts';
+import { readEnvFile, validateEnv } from '@persona-browser/contracts';
 
 export type DriverKind = 'docker' | 'process';
 
@@ -78,13 +78,7 @@ export function loadWakerConfig(
   for (const k of Object.keys(dotEnv)) {
     if (!WAKER_ONLY.has(k)) workerEnv[k] = merged[k] as string;
   }
-  const result: Joi.ValidationResult<Record<string, unknown>> = schema.validate(merged);
-  if (result.error) {
-    const detail = result.error.details[0];
-    const name = detail?.path.join('.') ?? 'environment';
-    throw new ConfigError(`invalid ${name}: ${detail?.message ?? result.error.message}`);
-  }
-  const v = result.value;
+  const v = validateEnv(schema, merged, configError);
   const personasDir = path.resolve(repoRoot, v.PERSONAS_DIR as string);
   if (!fs.existsSync(personasDir) || !fs.statSync(personasDir).isDirectory()) {
     throw new ConfigError(`invalid PERSONAS_DIR: folder ${personasDir} does not exist`);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
-import { readEnvFile } from '@persona-browser/contracts';
+import { readEnvFile, validateEnv } from '@persona-browser/contracts';
 import type { PageTiming } from './browser/timing';
 import { DEFAULT_TIMING } from './browser/timing';
 
@@ -113,13 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, defaultRoot: string): Config 
     ? readEnvFile(path.join(path.resolve(repoRoot, personaDirRaw), 'persona.env'), configError)
     : {};
   const merged: Record<string, string | undefined> = { ...base, ...persona, ...env };
-  const result: Joi.ValidationResult<Record<string, unknown>> = schema.validate(merged);
-  if (result.error) {
-    const detail = result.error.details[0];
-    const name = detail?.path.join('.') ?? 'environment';
-    throw new ConfigError(`invalid ${name}: ${detail?.message ?? result.error.message}`);
-  }
-  const v = result.value;
+  const v = validateEnv(schema, merged, configError);
   const str = (k: string): string | null => (typeof v[k] === 'string' ? v[k] : null);
   const personaDirSetting = str('PERSONA_DIR');
   const personaDir = personaDirSetting ? path.resolve(repoRoot, personaDirSetting) : null;
