@@ -121,8 +121,18 @@ export async function startWaker(env: Record<string, string>): Promise<RunningWa
   };
   proc.stdout.on('data', onData);
   proc.stderr.on('data', onData);
+  let stopping = false;
+  let up = false;
   const exited = new Promise<number | null>((resolve) =>
-    proc.once('exit', (code) => resolve(code)),
+    proc.once('exit', (code, signal) => {
+      // A waker that ends on its own is a fault: its last lines say why.
+      if (up && !stopping && signal !== 'SIGKILL') {
+        process.stderr.write(
+          `waker exited unexpectedly (${code ?? signal}); its last lines:\n${logs.slice(-40).join('\n')}\n`,
+        );
+      }
+      resolve(code);
+    }),
   );
   const url = `http://127.0.0.1:${port}`;
   const until = Date.now() + 20_000;
@@ -132,7 +142,10 @@ export async function startWaker(env: Record<string, string>): Promise<RunningWa
       (r) => r.status === 200,
       () => false,
     );
-    if (ok) break;
+    if (ok) {
+      up = true;
+      break;
+    }
     if (Date.now() > until) throw new Error(`waker did not listen:\n${logs.join('\n')}`);
     await sleep(100);
   }
@@ -165,6 +178,7 @@ export async function startWaker(env: Record<string, string>): Promise<RunningWa
       );
     },
     stop: async () => {
+      stopping = true;
       if (proc.exitCode === null) proc.kill('SIGTERM');
       const timer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
       const code = await exited;
