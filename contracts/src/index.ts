@@ -5,3 +5,6 @@ export * from './paths';
 export * from './ping';
 export * from './status';
 export * from './waker';
+export * from './supervisor';
+export * from './http';
+export * from './process';

@@ -1,0 +1,59 @@
+import http from 'node:http';
+
+/** Where an HTTP service answers. */
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+/** A JSON service answered with something other than 200. */
+export class HttpStatusError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(`HTTP ${status}`);
+  }
+}
+
+/**
+ * GET of a JSON route with `http.request` and a hard timeout: Node's fetch can hang forever on
+ * a connection Docker's port proxy accepts and resets, and a frozen service must fail the
+ * check rather than hold it. Rejects with HttpStatusError on any status but 200.
+ */
+export function getJson(
+  address: HostPort,
+  route: string,
+  timeoutMs: number,
+  headers: Record<string, string> = {},
+): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: address.host,
+        port: address.port,
+        path: route,
+        method: 'GET',
+        agent: false,
+        headers,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          if (res.statusCode !== 200) return reject(new HttpStatusError(res.statusCode ?? 0, text));
+          try {
+            resolve(JSON.parse(text));
+          } catch (err) {
+            reject(err instanceof Error ? err : new Error(String(err)));
+          }
+        });
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
