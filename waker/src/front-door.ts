@@ -46,6 +46,11 @@ export class FrontDoor {
     this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
       this.onUpgrade(req, socket, head),
     );
+    // A client or worker socket that resets (a live view closed mid-frame) is reported on the
+    // proxy itself, which throws what no one listens for: it is one warning, never a crash.
+    this.proxy.on('error', (err: Error) =>
+      this.logger.warn('proxy error', { persona: persona.name, error: err.message }),
+    );
     // A request that reaches the worker and back needs no timeout of ours.
     this.server.requestTimeout = 0;
     this.server.headersTimeout = 60_000;
