@@ -648,14 +648,31 @@
   const pollMetrics = poll(refreshMetrics, METRICS_EVERY_MS);
   const pollRequests = poll(refreshRequests, REQUESTS_EVERY_MS);
 
+  /** Polls of the panel's other parts (updates.js), started and resumed with the rest. */
+  const morePolls = [];
+
   function refreshAll() {
     void pollPersonas();
     void pollMetrics();
     void pollRequests();
+    for (const run of morePolls) void run();
   }
 
   document.addEventListener('visibilitychange', () => {
     if (!document.hidden) refreshAll();
+  });
+
+  // ---------------------------------------------------------------- for the other parts
+
+  /** What updates.js uses: the keyed API call, and a poll that runs with the panel's own. */
+  window.PersonaFleet = Object.freeze({
+    api,
+    hasKey: () => Boolean(state.key),
+    addPoll(work, ms) {
+      const run = poll(work, ms);
+      morePolls.push(run);
+      void run();
+    },
   });
 
   // ---------------------------------------------------------------- start up

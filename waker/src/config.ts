@@ -28,6 +28,13 @@ export interface WakerConfig {
    * waker's own environment.
    */
   workerEnv: Record<string, string>;
+  /** Where the supervisor that started this waker serves its status (SUPERVISOR_URL), or null. */
+  supervisorUrl: string | null;
+  /**
+   * The supervisor's pid (PB_SUPERVISOR_PID), or null: while set, the waker shuts down once it
+   * is no longer that process's child, so a killed supervisor leaves no fleet behind.
+   */
+  supervisorPid: number | null;
 }
 
 export class ConfigError extends Error {}
@@ -57,6 +64,16 @@ const schema = Joi.object({
     .default('default')
     .messages({ 'string.pattern.base': '"FLEET_ID" may hold letters, digits, _ . - only' }),
   WAKER_PAUSE_SECONDS: Joi.number().min(0).default(0),
+  SUPERVISOR_URL: Joi.string()
+    .allow('')
+    .empty('')
+    .uri({ scheme: ['http', 'https'] })
+    .messages({
+      'string.uri': '"SUPERVISOR_URL" must be an http(s) URL such as http://127.0.0.1:4901',
+      'string.uriCustomScheme':
+        '"SUPERVISOR_URL" must be an http(s) URL such as http://127.0.0.1:4901',
+    }),
+  PB_SUPERVISOR_PID: Joi.number().integer().min(1).allow('').empty(''),
 })
   .unknown(true)
   .prefs({ convert: true, abortEarly: true });
@@ -98,5 +115,8 @@ export function loadWakerConfig(
     repoRoot,
     pauseSeconds: v.WAKER_PAUSE_SECONDS as number,
     workerEnv: v.SERVICE_KEY ? { ...workerEnv, SERVICE_KEY: v.SERVICE_KEY as string } : workerEnv,
+    supervisorUrl:
+      typeof v.SUPERVISOR_URL === 'string' ? v.SUPERVISOR_URL.replace(/\/+$/, '') : null,
+    supervisorPid: typeof v.PB_SUPERVISOR_PID === 'number' ? v.PB_SUPERVISOR_PID : null,
   };
 }

@@ -8,6 +8,8 @@ import { createDriver } from './drivers';
 import { Fleet } from './fleet';
 import { createLogger } from './log';
 import { MetricsSampler, requestsPerHour } from './metrics';
+import { watchParent } from './parent-watch';
+import { supervisorClient } from './supervisor-client';
 
 function fatal(message: string): never {
   process.stderr.write(`persona-browser waker: ${message}\n`);
@@ -48,6 +50,9 @@ async function main(): Promise<void> {
     fleet,
     metrics,
     requestsPerHour,
+    supervisor: config.supervisorUrl
+      ? supervisorClient(config.supervisorUrl, config.serviceKey)
+      : null,
     serviceKey: config.serviceKey,
     logger,
     ...defaultStaticDirs(),
@@ -81,6 +86,17 @@ async function main(): Promise<void> {
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => void shutdown(signal));
+  }
+  // Started by a supervisor: when it dies (even by SIGKILL) the fleet must not outlive it.
+  const { supervisorPid } = config;
+  if (supervisorPid !== null) {
+    // Our output is a pipe the supervisor reads: once it is gone, writes fail (EPIPE), and the
+    // shutdown that stops the workers must go on regardless.
+    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+    watchParent(supervisorPid, (ppid) => {
+      logger.warn('supervisor gone: shutting down', { supervisor_pid: supervisorPid, ppid });
+      void shutdown('supervisor gone');
+    });
   }
   process.on('unhandledRejection', (err) => logger.error('unhandled rejection', { err }));
 

@@ -32,7 +32,36 @@ describe('waker configuration', () => {
       fleetId: 'default',
       repoRoot: root,
       pauseSeconds: 0,
+      supervisorUrl: null,
+      supervisorPid: null,
     });
+  });
+
+  test('SUPERVISOR_URL and PB_SUPERVISOR_PID, given by a supervisor, are read; empty is unset', () => {
+    const root = repo({});
+    const c = loadWakerConfig(
+      { SUPERVISOR_URL: 'http://127.0.0.1:4901/', PB_SUPERVISOR_PID: '4242' },
+      root,
+      NO_SOCKET,
+    );
+    expect(c.supervisorUrl).toBe('http://127.0.0.1:4901');
+    expect(c.supervisorPid).toBe(4242);
+    expect(
+      loadWakerConfig({ SUPERVISOR_URL: 'https://sup.example:8443/base' }, root, NO_SOCKET)
+        .supervisorUrl,
+    ).toBe('https://sup.example:8443/base');
+    expect(
+      loadWakerConfig({ SUPERVISOR_URL: '', PB_SUPERVISOR_PID: '' }, root, NO_SOCKET),
+    ).toMatchObject({ supervisorUrl: null, supervisorPid: null });
+  });
+
+  test('a malformed SUPERVISOR_URL says what is expected', () => {
+    const root = repo({});
+    for (const bad of ['127.0.0.1:4901', 'ftp://127.0.0.1:4901', 'not a url']) {
+      expect(() => loadWakerConfig({ SUPERVISOR_URL: bad }, root, NO_SOCKET)).toThrow(
+        'invalid SUPERVISOR_URL: "SUPERVISOR_URL" must be an http(s) URL',
+      );
+    }
   });
 
   test('.env at REPO_ROOT is read and the process environment wins', () => {
@@ -67,6 +96,11 @@ describe('waker configuration', () => {
     ['WAKER_DRIVER', 'kubernetes'],
     ['FLEET_ID', 'a b'],
     ['PERSONAS_DIR', './missing'],
+    ['SUPERVISOR_URL', 'localhost'],
+    ['PB_SUPERVISOR_PID', '0'],
+    ['PB_SUPERVISOR_PID', '-5'],
+    ['PB_SUPERVISOR_PID', '12.5'],
+    ['PB_SUPERVISOR_PID', 'abc'],
   ])('a bad %s is one clear error naming it', (name, value) => {
     const root = repo({});
     expect(() => loadWakerConfig({ [name]: value }, root, NO_SOCKET)).toThrow(ConfigError);

@@ -3,11 +3,13 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import Joi from 'joi';
 import type { MetricsBody, PersonaInfo, PersonaList } from '@persona-browser/contracts';
-import { WAKER_PATHS } from '@persona-browser/contracts';
+import { SUPERVISOR_PATHS, WAKER_PATHS } from '@persona-browser/contracts';
 import type { Logger } from '../log';
 import type { Persona } from '../persona';
 import { WakeError } from '../persona';
 import { UnknownPersona } from '../fleet';
+import type { SupervisorClient } from '../supervisor-client';
+import { NoSupervisor, SupervisorUnreachable } from '../supervisor-client';
 import { requireKey } from './auth';
 
 /** What the API reads and drives: the fleet, and the metrics helper's parts (injected). */
@@ -21,6 +23,8 @@ export interface ApiDeps {
     personaDir: string,
     hours: number,
   ): Promise<Array<{ hour: string; count: number }>>;
+  /** The supervisor that started this waker (SUPERVISOR_URL), or null when none did. */
+  supervisor: SupervisorClient | null;
   serviceKey: string | null;
   logger: Logger;
   /** Folders of the fleet panel (`waker/panel`), the panels' shared files and uPlot's files. */
@@ -42,6 +46,14 @@ interface RouteDef {
 
 /** A client mistake with a clear message (bad query). */
 class BadRequest extends Error {}
+
+/** An answer with a status of its own (a relayed one); any other handler result is a 200. */
+class Relayed {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {}
+}
 
 const personaAction =
   (action: 'wake' | 'sleep' | 'restart') =>
@@ -103,14 +115,29 @@ export const ROUTES: RouteDef[] = [
     auth: true,
     handler: async ({ deps }) => deps.metrics.body(),
   },
+  {
+    name: 'supervisor',
+    method: 'get',
+    path: SUPERVISOR_PATHS.status,
+    auth: true,
+    handler: async ({ deps }) => {
+      if (!deps.supervisor) throw new NoSupervisor();
+      const reply = await deps.supervisor.status();
+      return new Relayed(reply.status, reply.body);
+    },
+  },
 ];
 
-/** The error body of the waker's own API: `{error}` with a status that says what happened. */
-function errorStatus(err: unknown): number {
-  if (err instanceof UnknownPersona) return 404;
+/**
+ * The errors the API expects, with the status that says what happened; their message is the
+ * `{error}` body. Anything else is a 500 that names nothing.
+ */
+function errorStatus(err: unknown): number | null {
+  if (err instanceof UnknownPersona || err instanceof NoSupervisor) return 404;
   if (err instanceof BadRequest) return 400;
+  if (err instanceof SupervisorUnreachable) return 502;
   if (err instanceof WakeError) return 503;
-  return 500;
+  return null;
 }
 
 export function createApp(deps: ApiDeps): express.Express {
@@ -128,10 +155,10 @@ export function createApp(deps: ApiDeps): express.Express {
         }
         query = v.value as Record<string, unknown>;
       }
-      r.handler({ deps, params: req.params as Record<string, string>, query }).then(
-        (body) => res.json(body),
-        next,
-      );
+      r.handler({ deps, params: req.params as Record<string, string>, query }).then((out) => {
+        if (out instanceof Relayed) res.status(out.status).json(out.body);
+        else res.json(out);
+      }, next);
     };
     if (r.auth) app[r.method](r.path, auth, run);
     else app[r.method](r.path, run);
@@ -145,9 +172,9 @@ export function createApp(deps: ApiDeps): express.Express {
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const status = errorStatus(err);
     const message = (err as Error).message;
-    if (status >= 500 && !(err instanceof WakeError)) {
+    if (status === null) {
       deps.logger.error('api error', { path: req.path, error: message });
-      res.status(status).json({ error: 'internal error' });
+      res.status(500).json({ error: 'internal error' });
       return;
     }
     res.status(status).json({ error: message });

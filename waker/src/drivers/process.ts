@@ -5,11 +5,13 @@ import path from 'node:path';
 import type { Logger } from '../log';
 import { freePort } from '../ports';
 import type { ExitInfo, FoundInstance, InstanceHandle, InstanceSpec, RuntimeDriver } from './types';
+import { isAlive, signalGroup, sleep } from '@persona-browser/contracts';
 
 /** Marks in a child's environment, so a restarted waker finds the workers it left. */
 const FLEET_VAR = 'PB_WAKER_FLEET';
 const PERSONA_VAR = 'PB_WAKER_PERSONA';
 const STOP_GRACE_MS = 20_000;
+const SUPERVISOR_VARS = ['PB_SUPERVISOR_PID', 'SUPERVISOR_URL'];
 
 export interface ProcessDriverOptions {
   fleetId: string;
@@ -28,25 +30,6 @@ interface Child {
   /** The worker's last lines, for a clear message when it dies early. */
   tail: string[];
 }
-
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    /* the group is gone */
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Workers as child processes of the waker (a machine without Docker, and the tests). Each runs
@@ -70,6 +53,8 @@ export class ProcessDriver implements RuntimeDriver {
     const [cmd, ...args] = this.opts.command;
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+    // The supervisor's marks name the waker alone (it finds a waker it left by them).
+    for (const k of SUPERVISOR_VARS) delete env[k];
     Object.assign(env, spec.env, {
       PERSONA_DIR: spec.personaDir,
       PERSONA_NAME: spec.name,
@@ -110,7 +95,7 @@ export class ProcessDriver implements RuntimeDriver {
     child.exited = new Promise<void>((resolve) =>
       proc.once('exit', (code, signal) => {
         // Whatever the worker left in its group (Xvfb, Chromium after a SIGKILL) goes too.
-        killGroup(pid, 'SIGKILL');
+        signalGroup(pid, 'SIGKILL');
         this.children.delete(handle.id);
         resolve();
         if (child.stopping) return;
@@ -132,7 +117,7 @@ export class ProcessDriver implements RuntimeDriver {
       // A frozen worker (SIGSTOP, a failed health check) must still get its SIGTERM.
       child.proc.kill('SIGCONT');
       const timer = setTimeout(
-        () => killGroup(child.handle.pid as number, 'SIGKILL'),
+        () => signalGroup(child.handle.pid as number, 'SIGKILL'),
         STOP_GRACE_MS,
       );
       await child.exited;
@@ -140,12 +125,12 @@ export class ProcessDriver implements RuntimeDriver {
       return;
     }
     // A worker left by an earlier waker: not our child, so poll for its end.
-    if (pid === null || !alive(pid)) return;
-    killGroup(pid, 'SIGTERM');
-    killGroup(pid, 'SIGCONT');
+    if (pid === null || !isAlive(pid)) return;
+    signalGroup(pid, 'SIGTERM');
+    signalGroup(pid, 'SIGCONT');
     const until = Date.now() + STOP_GRACE_MS;
-    while (alive(pid) && Date.now() < until) await sleep(100);
-    killGroup(pid, 'SIGKILL');
+    while (isAlive(pid) && Date.now() < until) await sleep(100);
+    signalGroup(pid, 'SIGKILL');
   }
 
   async findExisting(): Promise<FoundInstance[]> {
@@ -166,7 +151,7 @@ export class ProcessDriver implements RuntimeDriver {
           .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
       );
       // Only the worker itself (the group leader), not its Xvfb or Chromium that inherit the env.
-      if (vars.get(FLEET_VAR) !== this.opts.fleetId || !alive(pid)) continue;
+      if (vars.get(FLEET_VAR) !== this.opts.fleetId || !isAlive(pid)) continue;
       const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
       const pgid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
       if (pgid !== pid) continue;

@@ -99,19 +99,23 @@ export interface RunningWaker {
   stop(): Promise<number | null>;
 }
 
+/** The environment a test waker runs with: this one's, no display, the test key, then `env`. */
+export function wakerEnv(env: Record<string, string>): Record<string, string> {
+  const full: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) full[k] = v;
+  delete full.DISPLAY;
+  delete full.VNC_PORT;
+  return Object.assign(full, { SERVICE_KEY: KEY, BROWSER_SLOWMO: '0', LOG_LEVEL: 'info' }, env);
+}
+
 /**
  * Starts the built waker as users do (`node waker/dist/main.js`), with DISPLAY removed so each
  * worker starts its own Xvfb. Resolves once its API listens.
  */
 export async function startWaker(env: Record<string, string>): Promise<RunningWaker> {
   const port = Number(env.WAKER_PORT);
-  const full: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) full[k] = v;
-  delete full.DISPLAY;
-  delete full.VNC_PORT;
-  Object.assign(full, { SERVICE_KEY: KEY, BROWSER_SLOWMO: '0', LOG_LEVEL: 'info' }, env);
   const proc = spawn(process.execPath, [WAKER_MAIN], {
-    env: full,
+    env: wakerEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
