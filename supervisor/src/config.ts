@@ -1,0 +1,80 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Joi from 'joi';
+import { readEnvFile, validateEnv } from '@persona-browser/contracts';
+
+/** Everything the supervisor reads from its environment (and `.env`), validated once. */
+export interface SupervisorConfig {
+  /** The git checkout it updates; the waker runs from it and reads `.env` there. */
+  repoRoot: string;
+  updateIntervalS: number;
+  healthTimeoutS: number;
+  /** Port of the supervisor's own status API (the waker relays it on its port too). */
+  port: number;
+  wakerPort: number;
+  serviceKey: string | null;
+  /** Where the supervisor keeps what it must remember across restarts (git-ignored). */
+  stateDir: string;
+  /** The waker's command line; default: `node <repo>/waker/dist/main.js`. */
+  wakerCommand: string[];
+  /** Whether the fleet runs persona containers, so an update may have to rebuild the image. */
+  docker: { image: string; baseImage: string | null } | null;
+}
+
+export class ConfigError extends Error {}
+
+const configError = (message: string): ConfigError => new ConfigError(message);
+
+export const DOCKER_SOCKET = '/var/run/docker.sock';
+
+const schema = Joi.object({
+  UPDATE_INTERVAL: Joi.number().integer().min(1).max(86_400).default(10),
+  HEALTH_TIMEOUT: Joi.number().integer().min(1).max(3_600).default(90),
+  SUPERVISOR_PORT: Joi.number().integer().min(1).max(65535).default(4901),
+  WAKER_PORT: Joi.number().integer().min(1).max(65535).default(4900),
+  SERVICE_KEY: Joi.string().allow('').empty(''),
+  SUPERVISOR_STATE_DIR: Joi.string().default('.supervisor'),
+  WAKER_DRIVER: Joi.string().valid('docker', 'process'),
+  PERSONA_IMAGE: Joi.string().default('persona-browser:latest'),
+  PERSONA_BASE_IMAGE: Joi.string().allow('').empty(''),
+})
+  .unknown(true)
+  .prefs({ convert: true, abortEarly: true });
+
+/** `.env` at the checkout's root with the process environment on top, as the waker reads it. */
+export function loadSupervisorConfig(
+  env: NodeJS.ProcessEnv,
+  defaultRoot: string,
+  dockerSocket = DOCKER_SOCKET,
+): SupervisorConfig {
+  const repoRoot = path.resolve(env.REPO_ROOT || defaultRoot);
+  if (!fs.existsSync(path.join(repoRoot, '.git'))) {
+    throw new ConfigError(`invalid REPO_ROOT: ${repoRoot} is not a git checkout`);
+  }
+  const merged: Record<string, string> = {
+    ...readEnvFile(path.join(repoRoot, '.env'), configError),
+  };
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) merged[k] = v;
+  const v = validateEnv(schema, merged, configError);
+  if (v.SUPERVISOR_PORT === v.WAKER_PORT) {
+    throw new ConfigError("invalid SUPERVISOR_PORT: it is the waker's port (WAKER_PORT)");
+  }
+  const dockerDriver =
+    v.WAKER_DRIVER === 'docker' || (v.WAKER_DRIVER === undefined && fs.existsSync(dockerSocket));
+  return {
+    repoRoot,
+    updateIntervalS: v.UPDATE_INTERVAL as number,
+    healthTimeoutS: v.HEALTH_TIMEOUT as number,
+    port: v.SUPERVISOR_PORT as number,
+    wakerPort: v.WAKER_PORT as number,
+    serviceKey: typeof v.SERVICE_KEY === 'string' ? v.SERVICE_KEY : null,
+    stateDir: path.resolve(repoRoot, v.SUPERVISOR_STATE_DIR as string),
+    wakerCommand: [process.execPath, path.join(repoRoot, 'waker', 'dist', 'main.js')],
+    docker: dockerDriver
+      ? {
+          image: v.PERSONA_IMAGE as string,
+          baseImage: (v.PERSONA_BASE_IMAGE as string | undefined) ?? null,
+        }
+      : null,
+  };
+}

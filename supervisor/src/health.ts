@@ -1,0 +1,108 @@
+import type Joi from 'joi';
+import type { PersonaList, PingResult } from '@persona-browser/contracts';
+import {
+  SYSTEM_PATHS,
+  WAKER_PATHS,
+  getJson,
+  personaListSchema,
+  pingSchema,
+} from '@persona-browser/contracts';
+import type { WakerExit } from './waker';
+
+export interface GateOptions {
+  wakerPort: number;
+  serviceKey: string | null;
+  /** The commit every always-on persona must report. */
+  hash: string;
+  timeoutMs: number;
+  /** Settles when the waker ends: the gate fails at once then. */
+  wakerEnded: Promise<WakerExit> | null;
+  /** Pause between two looks. */
+  pollMs?: number;
+}
+
+export type GateResult = { ok: true; personas: string[] } | { ok: false; reason: string };
+
+const LOCAL = '127.0.0.1';
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function alwaysOn(o: GateOptions): Promise<PersonaList['personas']> {
+  const headers: Record<string, string> = o.serviceKey
+    ? { authorization: `Bearer ${o.serviceKey}` }
+    : {};
+  const body = await getJson(
+    { host: LOCAL, port: o.wakerPort },
+    WAKER_PATHS.personas,
+    5_000,
+    headers,
+  );
+  const list: Joi.ValidationResult<PersonaList> = personaListSchema.validate(body, {
+    allowUnknown: true,
+  });
+  if (list.error) throw new Error(`the waker's persona list is invalid: ${list.error.message}`);
+  return list.value.personas.filter((p) => p.mode === 'always-on');
+}
+
+/** The commit a persona's port answers ping with (through the waker's front door). */
+async function pingHash(port: number): Promise<string | null> {
+  const body = await getJson({ host: LOCAL, port }, SYSTEM_PATHS.ping, 10_000);
+  const ping: Joi.ValidationResult<PingResult> = pingSchema.validate(body, { allowUnknown: true });
+  return ping.error ? null : (ping.value.commit?.hash ?? null);
+}
+
+/**
+ * The health gate of an update: the waker answers, and every always-on persona answers ping on
+ * its port with `commit.hash` equal to the new commit, within the timeout (each persona is
+ * started at once by the waker, so they share the one deadline). Fails at once if the waker
+ * ends. Says, on failure, which personas were not healthy and what they last showed.
+ */
+export async function healthGate(o: GateOptions): Promise<GateResult> {
+  const deadline = Date.now() + o.timeoutMs;
+  const healthy = new Set<string>();
+  const seen = new Map<string, string>();
+  let died: WakerExit | null = null;
+  void o.wakerEnded?.then((e) => {
+    died = e;
+  });
+  let waker = 'the waker did not answer';
+  while (Date.now() < deadline) {
+    if (died) {
+      const e = died as WakerExit;
+      const how = e.signal ? `was killed by ${e.signal}` : `exited with ${e.code}`;
+      return { ok: false, reason: `the waker ${how}${e.last ? `: ${e.last}` : ''}` };
+    }
+    try {
+      const personas = await alwaysOn(o);
+      waker = '';
+      await Promise.all(
+        personas
+          .filter((p) => !healthy.has(p.name))
+          .map(async (p) => {
+            try {
+              const hash = await pingHash(p.port);
+              if (hash === o.hash) healthy.add(p.name);
+              else seen.set(p.name, `answers on commit ${hash?.slice(0, 12) ?? 'unknown'}`);
+            } catch (err) {
+              const state = p.error ? `${p.state}: ${p.error}` : p.state;
+              seen.set(p.name, `${state} (${(err as Error).message})`);
+            }
+          }),
+      );
+      const missing = personas.filter((p) => !healthy.has(p.name));
+      if (missing.length === 0) return { ok: true, personas: [...healthy] };
+    } catch (err) {
+      waker = `the waker did not answer: ${(err as Error).message}`;
+    }
+    await sleep(Math.min(o.pollMs ?? 1_000, Math.max(0, deadline - Date.now())));
+  }
+  const why =
+    waker ||
+    [...seen]
+      .filter(([name]) => !healthy.has(name))
+      .map(([name, what]) => `${name} ${what}`)
+      .join('; ');
+  return {
+    ok: false,
+    reason: `not healthy within ${Math.round(o.timeoutMs / 1000)} s: ${why || 'no answer'}`,
+  };
+}

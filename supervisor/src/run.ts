@@ -1,0 +1,92 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** A command that ended with a non-zero status; `output` is its last lines. */
+export class CommandError extends Error {
+  constructor(
+    readonly command: string,
+    readonly output: string,
+    code: number | null,
+  ) {
+    const last = output.trim().split('\n').slice(-1)[0] ?? '';
+    super(
+      `${command} failed (${code === null ? 'killed' : `exit ${code}`})${last ? `: ${last}` : ''}`,
+    );
+  }
+}
+
+/** A user to run commands as: the owner of the checkout, when the supervisor runs as root. */
+export interface RunAs {
+  uid: number;
+  gid: number;
+  /** A home of its own (npm's cache), made for it. */
+  home: string;
+}
+
+export interface RunOptions {
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+  as?: RunAs | null;
+}
+
+/**
+ * Root running on someone's checkout (the supervisor's container) acts as the checkout's owner,
+ * so the objects git writes, node_modules and the build stay theirs; null otherwise.
+ */
+export function checkoutOwner(dir: string): RunAs | null {
+  if (process.getuid?.() !== 0) return null;
+  const { uid, gid } = fs.statSync(dir);
+  if (uid === 0) return null;
+  const home = path.join(os.tmpdir(), `pb-supervisor-home-${uid}`);
+  fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+  fs.chownSync(home, uid, gid);
+  return { uid, gid, home };
+}
+
+/**
+ * Runs a command to its end and resolves with its stdout; rejects with CommandError holding
+ * the tail of stdout and stderr. A timeout kills the command's whole process group.
+ */
+export function run(cmd: string, args: string[], opts: RunOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const as = opts.as ?? null;
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd,
+      env: as ? { ...(opts.env ?? process.env), HOME: as.home } : (opts.env ?? process.env),
+      ...(as ? { uid: as.uid, gid: as.gid } : {}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const out: Buffer[] = [];
+    let tail = '';
+    const keep = (chunk: Buffer): void => {
+      tail = (tail + chunk.toString()).slice(-4_000);
+    };
+    child.stdout.on('data', (c: Buffer) => {
+      out.push(c);
+      keep(c);
+    });
+    child.stderr.on('data', keep);
+    const timer = opts.timeoutMs
+      ? setTimeout(() => {
+          try {
+            process.kill(-(child.pid as number), 'SIGKILL');
+          } catch {
+            /* already gone */
+          }
+        }, opts.timeoutMs)
+      : null;
+    child.once('error', (err) => {
+      if (timer) clearTimeout(timer);
+      reject(new CommandError(`${cmd} ${args.join(' ')}`, err.message, null));
+    });
+    child.once('close', (code) => {
+      if (timer) clearTimeout(timer);
+      if (code === 0) resolve(Buffer.concat(out).toString());
+      else reject(new CommandError(`${cmd} ${args.join(' ')}`, tail, code));
+    });
+  });
+}

@@ -1,0 +1,86 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadSupervisorConfig } from '../src/config';
+import { StateFile } from '../src/state';
+
+function checkout(dotEnv = ''): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-supervisor-config-'));
+  execFileSync('git', ['init', '--quiet', root]);
+  if (dotEnv) fs.writeFileSync(path.join(root, '.env'), dotEnv);
+  return root;
+}
+
+const NO_SOCKET = '/nonexistent/docker.sock';
+
+describe('supervisor configuration', () => {
+  test("defaults are SPEC's; without a Docker socket no image is built", () => {
+    const root = checkout();
+    const c = loadSupervisorConfig({}, root, NO_SOCKET);
+    expect(c).toMatchObject({
+      repoRoot: root,
+      updateIntervalS: 10,
+      healthTimeoutS: 90,
+      port: 4901,
+      wakerPort: 4900,
+      serviceKey: null,
+      stateDir: path.join(root, '.supervisor'),
+      docker: null,
+    });
+    expect(c.wakerCommand).toEqual([process.execPath, path.join(root, 'waker/dist/main.js')]);
+  });
+
+  test('.env is read, the environment wins, and the docker driver names its image', () => {
+    const root = checkout('UPDATE_INTERVAL=30\nSERVICE_KEY=from-file\nHEALTH_TIMEOUT=60\n');
+    const c = loadSupervisorConfig(
+      {
+        HEALTH_TIMEOUT: '45',
+        WAKER_DRIVER: 'docker',
+        PERSONA_IMAGE: 'x/pb:1',
+        PERSONA_BASE_IMAGE: 'b',
+      },
+      root,
+      NO_SOCKET,
+    );
+    expect(c).toMatchObject({
+      updateIntervalS: 30,
+      healthTimeoutS: 45,
+      serviceKey: 'from-file',
+      docker: { image: 'x/pb:1', baseImage: 'b' },
+    });
+  });
+
+  test.each([
+    [{ UPDATE_INTERVAL: '0' }, /invalid UPDATE_INTERVAL/],
+    [{ UPDATE_INTERVAL: 'often' }, /invalid UPDATE_INTERVAL/],
+    [{ HEALTH_TIMEOUT: '1.5' }, /invalid HEALTH_TIMEOUT/],
+    [{ SUPERVISOR_PORT: '4900' }, /invalid SUPERVISOR_PORT: it is the waker's port/],
+    [{ WAKER_DRIVER: 'kubernetes' }, /invalid WAKER_DRIVER/],
+  ])('%j is refused with one clear line', (env, message) => {
+    const root = checkout();
+    expect(() => loadSupervisorConfig(env, root, NO_SOCKET)).toThrow(ConfigError);
+    expect(() => loadSupervisorConfig(env, root, NO_SOCKET)).toThrow(message);
+  });
+
+  test('a folder that is not a git checkout is refused', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-supervisor-config-'));
+    expect(() => loadSupervisorConfig({}, dir, NO_SOCKET)).toThrow(/is not a git checkout/);
+  });
+});
+
+describe('supervisor state file', () => {
+  test('survives a new reader, and a torn or missing file starts empty', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-supervisor-state-'));
+    const a = new StateFile(dir);
+    a.update({ healthy: 'abc', pending: { from: 'abc', to: 'def', rollingBack: false } });
+    expect(new StateFile(dir).get()).toMatchObject({
+      healthy: 'abc',
+      pending: { from: 'abc', to: 'def', rollingBack: false },
+      bad: [],
+    });
+    fs.writeFileSync(path.join(dir, 'state.json'), '{"healthy": "ab');
+    expect(new StateFile(dir).get()).toMatchObject({ healthy: null, pending: null, bad: [] });
+    expect(fs.readdirSync(dir)).toEqual(['state.json']);
+  });
+});

@@ -1,0 +1,115 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Docker from 'dockerode';
+import type { PingResult, SupervisorStatus } from '@persona-browser/contracts';
+import { DEFAULT_BASE_IMAGE, ensurePersonaImage } from '../../waker/test/helpers/image';
+import { ROOT, call, freePort, makeFleetRepo, marked, startSupervisor } from './helpers/fleet-repo';
+import type { FleetRepo, RunningSupervisor } from './helpers/fleet-repo';
+
+/**
+ * The supervisor of a fleet of persona containers (the waker's docker driver, the real engine):
+ * the persona image is named by what it holds, so a commit that changes nothing in it reuses
+ * the image, and one that changes the worker builds a new one that the containers then run.
+ */
+const FLEET = `supd${process.pid}`;
+const IMAGE_REPO = `persona-browser-sup${process.pid}`;
+const MAIN = 'worker/src/main.ts';
+const original = fs.readFileSync(path.join(ROOT, MAIN), 'utf8');
+const docker = new Docker();
+
+let repo: FleetRepo;
+let sup: RunningSupervisor;
+let personaPort: number;
+
+const fleetContainers = (): Promise<Docker.ContainerInfo[]> =>
+  docker.listContainers({ all: true, filters: { label: [`persona-browser.fleet=${FLEET}`] } });
+
+async function pingHash(): Promise<string | null> {
+  const r = await call<PingResult>(`http://127.0.0.1:${personaPort}/api/v1/system/ping`, {
+    key: null,
+  });
+  return r.status === 200 ? (r.body.commit?.hash ?? null) : null;
+}
+
+/** The image the persona's container runs. */
+async function personaImage(): Promise<string> {
+  const [c] = (await fleetContainers()).filter((x) => x.State === 'running');
+  if (!c) throw new Error('no running persona container');
+  return c.Image;
+}
+
+const idleOn = (hash: string) => (s: SupervisorStatus) =>
+  s.healthy_commit === hash && s.commit?.hash === hash && s.state === 'idle';
+
+beforeAll(async () => {
+  // The image the other container tests build: most of this fleet's first build is its cache.
+  await ensurePersonaImage();
+  personaPort = await freePort();
+  repo = makeFleetRepo({ ann: `PORT=${personaPort}\nMODE=always-on\n` });
+  sup = await startSupervisor(repo, {
+    WAKER_DRIVER: 'docker',
+    PERSONA_IMAGE: `${IMAGE_REPO}:latest`,
+    PERSONA_BASE_IMAGE: process.env.PERSONA_BASE_IMAGE ?? DEFAULT_BASE_IMAGE,
+    FLEET_ID: FLEET,
+    UPDATE_INTERVAL: '2',
+    HEALTH_TIMEOUT: '90',
+  });
+}, 20 * 60_000);
+
+afterAll(async () => {
+  expect(await sup?.stop()).toBe(0);
+  expect(await fleetContainers()).toEqual([]);
+  repo?.remove();
+  const images = await docker.listImages({ filters: { reference: [`${IMAGE_REPO}:*`] } });
+  for (const i of images) {
+    await docker
+      .getImage(i.Id)
+      .remove({ force: true })
+      .catch(() => undefined);
+  }
+}, 180_000);
+
+let firstImage: string;
+
+test(
+  'the fleet comes up in containers of the image built for the checkout',
+  async () => {
+    const head = repo.head();
+    const s = await sup.waitFor('healthy', idleOn(head), 20 * 60_000);
+    expect(await pingHash()).toBe(head);
+    firstImage = await personaImage();
+    expect(firstImage).toMatch(new RegExp(`^${IMAGE_REPO}:src-[0-9a-f]{12}$`));
+    expect(s.log.map((l) => l.message)).toEqual(
+      expect.arrayContaining([expect.stringContaining(`image: built ${firstImage}`)]),
+    );
+  },
+  20 * 60_000,
+);
+
+test(
+  'a commit that changes nothing the image holds (a test file) reuses the image',
+  async () => {
+    // Tests stay out of the image (.dockerignore): this commit maps to the same content.
+    const next = repo.push('Tests: a note', { 'worker/test/note.txt': 'A note.\n' });
+    const s = await sup.waitFor('updated', idleOn(next), 5 * 60_000);
+    expect(s.last_update).toMatchObject({ to: next, result: 'ok' });
+    expect(s.last_update?.timings.image).toBeUndefined();
+    expect(await pingHash()).toBe(next);
+    expect(await personaImage()).toBe(firstImage);
+  },
+  6 * 60_000,
+);
+
+test(
+  'a commit that changes the worker builds a new image, which the containers run',
+  async () => {
+    const next = repo.push('Worker: a comment', { [MAIN]: marked(original, 'in the image') });
+    const s = await sup.waitFor('updated', idleOn(next), 15 * 60_000);
+    expect(s.last_update?.timings.image).toEqual(expect.any(Number));
+    expect(await pingHash()).toBe(next);
+    const image = await personaImage();
+    expect(image).not.toBe(firstImage);
+    expect(image).toMatch(new RegExp(`^${IMAGE_REPO}:src-[0-9a-f]{12}$`));
+  },
+  16 * 60_000,
+);
