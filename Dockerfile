@@ -1,4 +1,5 @@
-# persona-browser: one image for a persona worker (the default command) and the waker.
+# persona-browser: one image for a persona worker (the default command), the supervisor and the
+# waker.
 # Build args:
 #   BASE   the Debian bookworm image to build on (default: the official Node 22 image). A plain
 #          Debian rootfs works too (scripts/base-image.sh): Node 22 and npm 10 are then fetched
@@ -85,6 +86,10 @@ RUN groupadd --gid 10001 persona \
     && useradd --uid 10001 --gid persona --create-home --shell /usr/sbin/nologin persona \
     && mkdir -p /persona && chown persona:persona /persona
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
+# npm: the supervisor installs and builds the checkout it updates.
+COPY --from=node /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/npm
+RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \
+    && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx
 COPY --from=deps /app/node_modules /app/node_modules
 COPY --from=build /app /app
 WORKDIR /app

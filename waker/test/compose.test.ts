@@ -1,16 +1,21 @@
 import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import Docker from 'dockerode';
-import { metricsBodySchema, personaListSchema } from '@persona-browser/contracts';
-import type { PersonaInfo } from '@persona-browser/contracts';
+import {
+  metricsBodySchema,
+  personaListSchema,
+  supervisorStatusSchema,
+} from '@persona-browser/contracts';
+import type { PersonaInfo, SupervisorStatus } from '@persona-browser/contracts';
 import { DEFAULT_BASE_IMAGE, ensurePersonaImage } from './helpers/image';
 import { KEY, ROOT, call, freePort, makePersonas, until } from './helpers/waker';
 
 /**
  * The server path as users take it: `docker-compose up --build` (Debian's 1.29) on compose.yaml
- * of this checkout builds the image and starts the waker in a container, which starts one
- * container per persona folder and serves each persona's port on this host; `down` leaves
- * nothing behind.
+ * of this checkout builds the image and starts the supervisor in a container; it prepares this
+ * checkout and runs the waker, which starts one container per persona folder and serves each
+ * persona's port on this host; `down` leaves nothing behind.
  */
 const PROJECT = `pbcompose${process.pid}`;
 const FLEET = `compose${process.pid}`;
@@ -18,7 +23,7 @@ const IMAGE = `persona-browser:compose-${process.pid}`;
 const docker = new Docker();
 
 let env: NodeJS.ProcessEnv;
-let ports: { waker: number; always: number; sleepy: number };
+let ports: { waker: number; supervisor: number; always: number; sleepy: number };
 
 function compose(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -46,7 +51,12 @@ async function personas(): Promise<PersonaInfo[]> {
 beforeAll(async () => {
   // The same image build the other container tests use: compose's build then hits the cache.
   await ensurePersonaImage();
-  ports = { waker: await freePort(), always: await freePort(), sleepy: await freePort() };
+  ports = {
+    waker: await freePort(),
+    supervisor: await freePort(),
+    always: await freePort(),
+    sleepy: await freePort(),
+  };
   const { personasDir } = makePersonas({
     ann: `PORT=${ports.always}\nMODE=always-on\n`,
     bob: `PORT=${ports.sleepy}\nMODE=sleepy\nIDLE_TIMEOUT=4\n`,
@@ -59,19 +69,24 @@ beforeAll(async () => {
     FLEET_ID: FLEET,
     SERVICE_KEY: KEY,
     WAKER_PORT: String(ports.waker),
+    SUPERVISOR_PORT: String(ports.supervisor),
     METRICS_INTERVAL: '1',
     METRICS_WINDOW: '30',
   };
   await compose(['up', '-d', '--build']);
+  // The supervisor checks the build of the checkout and its persona image, then starts the waker.
   await until(
     async () => {
       const r = await call(`http://127.0.0.1:${ports.waker}/api/health`, { key: null });
       return r.status === 200 ? r : null;
     },
-    120_000,
+    10 * 60_000,
     'the waker',
   );
-}, 20 * 60_000);
+}, 30 * 60_000);
+
+/** The persona image the supervisor built for this checkout (named by its content). */
+let contentImage: string | null = null;
 
 afterAll(async () => {
   if (!env) return;
@@ -83,11 +98,26 @@ afterAll(async () => {
       .remove({ force: true })
       .catch(() => undefined);
   }
-  await docker
-    .getImage(IMAGE)
-    .remove()
-    .catch(() => undefined);
+  for (const image of [IMAGE, contentImage]) {
+    if (!image) continue;
+    await docker
+      .getImage(image)
+      .remove()
+      .catch(() => undefined);
+  }
+  // What the supervisor remembered of this run's checkout.
+  fs.rmSync(path.join(ROOT, '.supervisor'), { recursive: true, force: true });
 }, 120_000);
+
+test('the supervisor runs in the container and reports the checkout healthy', async () => {
+  const head = execFileSync('git', ['-C', ROOT, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+  const s = await until(async () => {
+    const r = await call<SupervisorStatus>(`http://127.0.0.1:${ports.supervisor}/api/supervisor`);
+    return r.status === 200 && r.body.healthy_commit === head ? r.body : null;
+  }, 180_000);
+  expect(supervisorStatusSchema.validate(s).error).toBeUndefined();
+  expect(s).toMatchObject({ state: 'idle', commit: { hash: head }, waker: { running: true } });
+});
 
 test('the waker runs in a container and lists both personas', async () => {
   const list = await personas();
@@ -96,10 +126,13 @@ test('the waker runs in a container and lists both personas', async () => {
     ['ann', ports.always, 'always-on'],
     ['bob', ports.sleepy, 'sleepy'],
   ]);
-  const waker = await docker.listContainers({
+  // One compose container (the supervisor, running the waker); the personas run apart.
+  const services = await docker.listContainers({
     filters: { label: [`com.docker.compose.project=${PROJECT}`] },
   });
-  expect(waker.map((c) => c.Image)).toEqual([IMAGE]);
+  expect(services.map((c) => [c.Labels['com.docker.compose.service'], c.Image])).toEqual([
+    ['supervisor', IMAGE],
+  ]);
 });
 
 test('the always-on persona answers on its host port, in a container of its own', async () => {
@@ -114,7 +147,10 @@ test('the always-on persona answers on its host port, in a container of its own'
   const head = execFileSync('git', ['-C', ROOT, 'rev-parse', 'HEAD'], { encoding: 'utf8' });
   expect(ping.body.commit?.hash).toBe(head.trim());
   const containers = await fleetContainers();
-  expect(containers.map((c) => c.Labels['persona-browser.persona'])).toContain('ann');
+  const ann = containers.find((c) => c.Labels['persona-browser.persona'] === 'ann');
+  // Its image is the one the supervisor named by this checkout's content.
+  expect(ann?.Image).toMatch(/^persona-browser:src-[0-9a-f]{12}$/);
+  contentImage = ann?.Image ?? null;
 });
 
 test('the sleepy persona wakes on its first request and sleeps when idle', async () => {
@@ -144,7 +180,7 @@ test('metrics carry the numbers of the running persona, sampled from the host', 
   expect(relayed.body.window_s).toBe(30);
 });
 
-test('down stops the waker and leaves no persona container behind', async () => {
+test('down stops the supervisor and the waker and leaves no persona container behind', async () => {
   await compose(['down', '--timeout', '60']);
   expect(await fleetContainers()).toEqual([]);
   expect(
