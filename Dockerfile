@@ -92,6 +92,9 @@ RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \
     && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx
 COPY --from=deps /app/node_modules /app/node_modules
 COPY --from=build /app /app
+# The worker (not root) cannot write /app: its `.update-trigger` lands in /tmp, and the waker's
+# front door touches the checkout's own file when the worker accepts the call.
+RUN ln -s /tmp/.update-trigger /app/.update-trigger
 WORKDIR /app
 ENV PORT=5000 \
     HOST=0.0.0.0 \

@@ -3,6 +3,7 @@ export const SYSTEM_PATHS = {
   ping: '/api/v1/system/ping',
   status: '/api/v1/system/status',
   pages: '/api/v1/system/status/pages',
+  update: '/api/v1/system/update',
   metrics: '/api/v1/system/metrics',
 } as const;
 

@@ -113,3 +113,15 @@ test(
   },
   16 * 60_000,
 );
+
+test('the update route of a persona in its container reaches the supervisor', async () => {
+  // The worker touches the file in its image; the waker's front door touches the checkout's.
+  const r = await call(`http://127.0.0.1:${personaPort}/api/v1/system/update`);
+  expect(r.status).toBe(200);
+  await sup.waitFor(
+    'the trigger seen',
+    (s) => s.log.some((l) => l.message.startsWith('update trigger found')),
+    30_000,
+  );
+  expect(fs.existsSync(path.join(repo.checkout, '.update-trigger'))).toBe(false);
+}, 60_000);

@@ -15,6 +15,8 @@ export interface FleetOptions {
   workerEnv: Record<string, string>;
   /** The commit the waker runs, passed to workers as COMMIT_INFO. */
   commit: CommitInfo | null;
+  /** The checkout's `.update-trigger`, touched when a persona's update route succeeds. */
+  updateTrigger?: string | null;
   /** Sleepy personas pause this long after IDLE_TIMEOUT before they stop (0: stop at once). */
   pauseSeconds?: number;
   readyTimeoutMs?: number;
@@ -81,7 +83,7 @@ export class Fleet {
 
     for (const persona of this.personas.values()) {
       if (persona.state === 'crashed') continue;
-      const door = new FrontDoor(persona, logger);
+      const door = new FrontDoor(persona, logger, this.opts.updateTrigger ?? null);
       try {
         await door.listen();
         this.doors.push(door);

@@ -1,6 +1,8 @@
+import fs from 'node:fs';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
+import { SYSTEM_PATHS } from '@persona-browser/contracts';
 import type { Address } from './drivers/types';
 import type { Logger } from './log';
 import type { Persona } from './persona';
@@ -27,6 +29,9 @@ function refuseUpgrade(socket: Duplex, status: number, error: string): void {
   );
 }
 
+const isUpdateCall = (req: http.IncomingMessage): boolean =>
+  req.method === 'GET' && (req.url ?? '').split('?')[0] === SYSTEM_PATHS.update;
+
 /**
  * A persona's port on the host: every HTTP request and WebSocket is streamed to its worker
  * (http-proxy-3, no buffering), waking the worker first when it sleeps. The door counts the
@@ -38,9 +43,15 @@ export class FrontDoor {
   /** Upgraded sockets: the HTTP server no longer tracks them, so close() ends them here. */
   private readonly upgraded = new Set<Duplex>();
 
+  /**
+   * `updateTrigger`: the checkout's `.update-trigger`. A worker in a container touches the file
+   * in its own image when `GET /api/v1/system/update` succeeds; the door touches the checkout's,
+   * which is the one the supervisor watches.
+   */
   constructor(
     private readonly persona: Persona,
     private readonly logger: Logger,
+    private readonly updateTrigger: string | null = null,
   ) {
     this.server = http.createServer((req, res) => this.onRequest(req, res));
     this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
@@ -51,6 +62,9 @@ export class FrontDoor {
     this.proxy.on('error', (err: Error) =>
       this.logger.warn('proxy error', { persona: persona.name, error: err.message }),
     );
+    this.proxy.on('proxyRes', (proxyRes: http.IncomingMessage, req: http.IncomingMessage) => {
+      if (proxyRes.statusCode === 200 && isUpdateCall(req)) this.touchTrigger();
+    });
     // A request that reaches the worker and back needs no timeout of ours.
     this.server.requestTimeout = 0;
     this.server.headersTimeout = 60_000;
@@ -131,6 +145,18 @@ export class FrontDoor {
           `persona ${persona.name} could not be woken: ${(err as Error).message}`,
         ),
     );
+  }
+
+  private touchTrigger(): void {
+    if (!this.updateTrigger) return;
+    try {
+      fs.writeFileSync(this.updateTrigger, `${new Date().toISOString()}\n`);
+    } catch (err) {
+      this.logger.error('cannot touch the update trigger', {
+        file: this.updateTrigger,
+        error: (err as Error).message,
+      });
+    }
   }
 
   close(): Promise<void> {

@@ -37,6 +37,7 @@ async function main(): Promise<void> {
     workerEnv: config.workerEnv,
     commit,
     pauseSeconds: config.pauseSeconds,
+    updateTrigger: path.join(config.repoRoot, '.update-trigger'),
   });
 
   const metrics = new MetricsSampler({
