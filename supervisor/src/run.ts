@@ -10,7 +10,11 @@ export class CommandError extends Error {
     readonly output: string,
     code: number | null,
   ) {
-    const last = output.trim().split('\n').slice(-1)[0] ?? '';
+    // A remote URL may carry credentials (https://user:token@host/…): never in a message.
+    const last = (output.trim().split('\n').slice(-1)[0] ?? '').replace(
+      /\/\/[^/@\s]+@/g,
+      '//[redacted]@',
+    );
     super(
       `${command} failed (${code === null ? 'killed' : `exit ${code}`})${last ? `: ${last}` : ''}`,
     );

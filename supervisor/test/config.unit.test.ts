@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadSupervisorConfig } from '../src/config';
+import { CommandError } from '../src/run';
 import { StateFile } from '../src/state';
 
 function checkout(dotEnv = ''): string {
@@ -82,5 +83,18 @@ describe('supervisor state file', () => {
     fs.writeFileSync(path.join(dir, 'state.json'), '{"healthy": "ab');
     expect(new StateFile(dir).get()).toMatchObject({ healthy: null, pending: null, bad: [] });
     expect(fs.readdirSync(dir)).toEqual(['state.json']);
+  });
+});
+
+describe('command errors', () => {
+  test("name the command and its last line, never a remote's credentials", () => {
+    const err = new CommandError(
+      'git fetch --quiet --prune origin',
+      "fatal: unable to access 'https://bob:s3cret@git.example.com/fleet.git/': no route\n",
+      128,
+    );
+    expect(err.message).toBe(
+      "git fetch --quiet --prune origin failed (exit 128): fatal: unable to access 'https://[redacted]@git.example.com/fleet.git/': no route",
+    );
   });
 });

@@ -1,4 +1,7 @@
 import fs from 'node:fs';
+import { isAlive } from '@persona-browser/contracts';
+
+export { isAlive };
 
 /** Process-table helpers read from /proc (Linux), for what the waker leaves behind. */
 
@@ -13,15 +16,6 @@ function environOf(pid: number): Map<string, string> | null {
     );
   } catch {
     return null;
-  }
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
   }
 }
 
