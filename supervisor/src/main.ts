@@ -69,7 +69,14 @@ async function main(): Promise<void> {
   }
   process.on('unhandledRejection', (err) => logger.error('unhandled rejection', { err }));
 
-  await supervisor.start();
+  try {
+    await supervisor.start();
+  } catch (err) {
+    // The checkout cannot be read (git fails on it): nothing can be run or updated.
+    logger.error('cannot start', { error: (err as Error).message });
+    await supervisor.stop();
+    fatal((err as Error).message);
+  }
 }
 
 void main();

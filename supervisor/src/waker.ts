@@ -80,15 +80,17 @@ export class WakerProcess {
     proc.stdout?.on('data', onData);
     proc.stderr?.on('data', onData);
     this.exited = new Promise<WakerExit>((resolve) => {
-      proc.once('exit', (code, signal) => {
-        if (this.proc === proc) this.proc = null;
-        const exit = { code, signal, last };
+      const ended = (exit: WakerExit): void => {
+        if (this.proc !== proc) return;
+        this.proc = null;
         resolve(exit);
         if (!this.stopping) this.onExit?.(exit);
-      });
+      };
+      proc.once('exit', (code, signal) => ended({ code, signal, last }));
+      // A command that cannot start at all (a missing node or file) ends here, not in 'exit'.
+      proc.once('error', (err) => ended({ code: null, signal: null, last: err.message }));
     });
-    if (proc.pid === undefined) throw new Error(`cannot start ${this.opts.command.join(' ')}`);
-    return proc.pid;
+    return proc.pid ?? -1;
   }
 
   /** SIGTERM (the waker stops every worker cleanly), SIGKILL to the group after the grace. */

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { ConfigError, loadSupervisorConfig } from '../src/config';
 import { CommandError } from '../src/run';
 import { StateFile } from '../src/state';
+import { WakerProcess } from '../src/waker';
 
 function checkout(dotEnv = ''): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-supervisor-config-'));
@@ -96,5 +97,23 @@ describe('command errors', () => {
     expect(err.message).toBe(
       "git fetch --quiet --prune origin failed (exit 128): fatal: unable to access 'https://[redacted]@git.example.com/fleet.git/': no route",
     );
+  });
+});
+
+describe('the waker process', () => {
+  test('a command that cannot start ends with its reason, and nothing throws', async () => {
+    const waker = new WakerProcess({
+      command: ['/nonexistent/node', 'main.js'],
+      cwd: os.tmpdir(),
+      env: {},
+      onLine: () => undefined,
+    });
+    const exits: string[] = [];
+    waker.whenExits((e) => exits.push(e.last));
+    waker.start({});
+    const exit = await waker.ended();
+    expect(exit?.last).toMatch(/ENOENT/);
+    expect(exits).toEqual([exit?.last]);
+    expect(waker.running).toBe(false);
   });
 });
