@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PingResult, SupervisorStatus } from '@persona-browser/contracts';
-import { openClientBrowser } from '../../waker/test/helpers/client-browser';
+import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
 import { fleetPids } from '../../waker/test/helpers/procs';
 import {
   BREAK,
@@ -176,7 +176,7 @@ test('a rollback that fails too halts, says so, and tries nothing until the trig
   expect(s.waker.running).toBe(true);
 
   // The fleet panel says it loudly, beside the bad commits.
-  const client = await openClientBrowser();
+  const client = await launchClientBrowser();
   try {
     const page = await client.browser.newPage();
     await page.goto(`http://127.0.0.1:${sup.wakerPort}/`, { waitUntil: 'load' });

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { personaListSchema } from '@persona-browser/contracts';
-import { openClientBrowser } from './helpers/client-browser';
+import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
 import type { RunningWaker } from './helpers/waker';
 import { ensurePersonaImage } from './helpers/image';
 import { KEY, ROOT, call, freePort, makePersonas, sleep, startWaker } from './helpers/waker';
@@ -149,7 +149,7 @@ describe('waker with the docker driver', () => {
   test('the live view through the port draws the screen and keeps a sleepy persona awake', async () => {
     // A person opens the viewer link of the fleet panel in a browser: noVNC completes the RFB
     // handshake over the WebSocket the waker forwards, and the screen arrives.
-    const client = await openClientBrowser();
+    const client = await launchClientBrowser();
     const viewer = client.browser;
     try {
       const page = await viewer.newPage();

@@ -8,7 +8,7 @@ import path from 'node:path';
 import express from 'express';
 import type { Browser, Page } from 'puppeteer-core';
 import type { PersonaInfo } from '@persona-browser/contracts';
-import { openClientBrowser } from './helpers/client-browser';
+import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
 import { MetricsSampler, requestsPerHour } from '../src/metrics';
 
 /**
@@ -139,7 +139,7 @@ beforeAll(async () => {
   });
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  client = await openClientBrowser();
+  client = await launchClientBrowser();
   browser = client.browser;
 });
 

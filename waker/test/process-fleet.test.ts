@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { metricsBodySchema, personaListSchema } from '@persona-browser/contracts';
-import { openClientBrowser } from './helpers/client-browser';
+import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
 import { fleetPids, isAlive, workerPid } from './helpers/procs';
 import type { RunningWaker } from './helpers/waker';
 import { KEY, ROOT, call, freePort, makePersonas, sleep, startWaker, until } from './helpers/waker';
@@ -211,7 +211,7 @@ describe('waker with the process driver', () => {
   });
 
   test('the fleet panel shows every persona of the real waker, and its buttons act', async () => {
-    const client = await openClientBrowser();
+    const client = await launchClientBrowser();
     const browser = client.browser;
     try {
       const page = await browser.newPage();

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { SUPERVISOR_PATHS } from '@persona-browser/contracts';
-import { openClientBrowser } from './helpers/client-browser';
+import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
 import { fleetPids, isAlive, workerPid } from './helpers/procs';
 import type { RunningWaker } from './helpers/waker';
 import {
@@ -76,7 +76,7 @@ describe('GET /api/supervisor and the Updates section', () => {
 
   describe('the fleet panel', () => {
     beforeAll(async () => {
-      client = await openClientBrowser();
+      client = await launchClientBrowser();
     });
 
     async function openPanel(url: string): Promise<Page & { errors: string[] }> {

@@ -10,11 +10,14 @@ export interface ClientBrowser {
   close(): Promise<void>;
 }
 
-/** A separate headless Chromium playing the user of the worker's web pages (panel, docs). */
+/**
+ * A separate headless Chromium playing the person at our web pages: the worker's panel, docs and
+ * live view, the fleet panel (the waker's and the supervisor's tests use it too).
+ */
 export async function launchClientBrowser(): Promise<ClientBrowser> {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-client-'));
   const browser = await puppeteer.launch({
-    executablePath: '/usr/bin/chromium',
+    executablePath: process.env.CHROME_PATH || '/usr/bin/chromium',
     headless: true,
     userDataDir,
     args: [
