@@ -48,11 +48,9 @@ export class PersonaImage {
     const h = createHash('sha256').update(`base ${this.baseImage ?? ''}\n`);
     for (const f of files) {
       const full = path.join(this.repoRoot, f);
-      const { mode } = fs.lstatSync(full);
-      const content = fs.lstatSync(full).isSymbolicLink()
-        ? fs.readlinkSync(full)
-        : fs.readFileSync(full);
-      h.update(`${f}\0${mode}\0`).update(content).update('\0');
+      const stat = fs.lstatSync(full);
+      const content = stat.isSymbolicLink() ? fs.readlinkSync(full) : fs.readFileSync(full);
+      h.update(`${f}\0${stat.mode}\0`).update(content).update('\0');
     }
     const hash = h.digest('hex');
     const repo = this.image.replace(/:[^/:]+$/, '');

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadSupervisorConfig } from '../src/config';
-import { CommandError } from '../src/run';
+import { CommandError, checkoutOwner, run } from '../src/run';
 import { StateFile } from '../src/state';
 import { WakerProcess } from '../src/waker';
 
@@ -115,5 +115,23 @@ describe('the waker process', () => {
     expect(exit?.last).toMatch(/ENOENT/);
     expect(exits).toEqual([exit?.last]);
     expect(waker.running).toBe(false);
+  });
+});
+
+describe('a checkout owned by another user', () => {
+  test('root runs the commands as its owner, so what git writes stays theirs', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-supervisor-owner-'));
+    if (process.getuid?.() !== 0) {
+      // Not root: commands run as this user, whoever owns the folder.
+      expect(checkoutOwner(dir)).toBeNull();
+      return;
+    }
+    expect(checkoutOwner(dir)).toBeNull();
+    fs.chownSync(dir, 10001, 10001);
+    const owner = checkoutOwner(dir);
+    expect(owner).toMatchObject({ uid: 10001, gid: 10001 });
+    await run('git', ['init', '--quiet', dir], { cwd: dir, as: owner });
+    expect(fs.statSync(path.join(dir, '.git')).uid).toBe(10001);
+    expect(fs.statSync(path.join(dir, '.git', 'HEAD')).uid).toBe(10001);
   });
 });

@@ -157,6 +157,24 @@ test('two commits pushed in quick succession end on the newest', async () => {
   expect(await pingHash()).toBe(second);
 }, 300_000);
 
+test('a commit that does not build is rolled back, and the waker running is kept', async () => {
+  const good = repo.head();
+  const wakerPid = (await sup.status()).waker.pid;
+  const bad = repo.push('Worker: does not compile', {
+    [MAIN]: `${original}\nexport const BROKEN: number = 'text';\n`,
+  });
+  const s = await sup.waitFor('rolled back', updatedTo(bad, 'rolled_back'));
+  expect(s.last_update?.reason).toMatch(/npm run build/);
+  // The build failed before any restart: the waker on the good commit never stopped.
+  expect(s.last_update?.timings.restart).toBeUndefined();
+  expect(s.waker.pid).toBe(wakerPid);
+  expect(s.log.map((l) => l.message)).toEqual(
+    expect.arrayContaining([expect.stringMatching(/^waker kept: health gate on/)]),
+  );
+  expect(repo.head()).toBe(good);
+  expect(await pingHash()).toBe(good);
+}, 240_000);
+
 test('a rollback that fails too halts, says so, and tries nothing until the trigger', async () => {
   const good = repo.head();
   const envFile = path.join(repo.personasDir, 'ann', 'persona.env');
