@@ -1,7 +1,13 @@
 /** @type {import('jest').Config} */
 module.exports = {
   // One project per package; each runs its own test folder.
-  projects: ['<rootDir>/xvfb', '<rootDir>/worker', '<rootDir>/waker', '<rootDir>/supervisor'],
+  projects: [
+    '<rootDir>/xvfb',
+    '<rootDir>/worker',
+    '<rootDir>/plugins',
+    '<rootDir>/waker',
+    '<rootDir>/supervisor',
+  ],
   // Integration tests run the built programs as users do: build once, before any test.
   globalSetup: '<rootDir>/jest.global-setup.js',
   // Real browsers and displays: one file at a time keeps a 2-core machine honest.

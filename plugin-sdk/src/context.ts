@@ -23,13 +23,135 @@ export interface PluginLogger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
+export interface NavigationResult {
+  status_code: number | null;
+  final_url: string;
+}
+
+/**
+ * The page a plugin holds: navigation and reads of the DOM. Reads run in an isolated world
+ * (the page's scripts never see them); waits end at the call's deadline.
+ */
+export interface PluginPage {
+  /** The main frame's URL as last seen (never waits). */
+  url(): string;
+  title(): Promise<string>;
+  /** Full HTML of the document. */
+  content(): Promise<string>;
+  /**
+   * Goes to `url` as ops `navigate` does (a person's pause first, DOM content loaded; 408
+   * past the navigation timeout; a failed load is a browser-level failure).
+   */
+  goto(url: string): Promise<NavigationResult>;
+  /**
+   * Waits for the main frame to load a new document after `action` (a click, Enter) and
+   * returns it; null when no navigation started within `timeoutMs` (default 10 s).
+   */
+  navigationAfter(
+    action: () => Promise<unknown>,
+    timeoutMs?: number,
+  ): Promise<NavigationResult | null>;
+  /** Whether `selector` matches an element now. */
+  exists(selector: string): Promise<boolean>;
+  /** Trimmed text of the first match, or null. */
+  text(selector: string): Promise<string | null>;
+  /** Trimmed text of every match, in document order. */
+  texts(selector: string): Promise<string[]>;
+  /** An attribute of the first match (`href` resolved to an absolute URL), or null. */
+  attr(selector: string, name: string): Promise<string | null>;
+  /** An attribute of every match (`href` resolved), in document order. */
+  attrs(selector: string, name: string): Promise<string[]>;
+  /** The value of a form field, or null when there is no such field. */
+  value(selector: string): Promise<string | null>;
+  /**
+   * Polls until one of `selectors` (name → CSS selector) matches, and answers its name; null
+   * when none did within `timeoutMs` (default 10 s). Names are tried in the order given.
+   */
+  waitForAny(selectors: Record<string, string>, timeoutMs?: number): Promise<string | null>;
+  /**
+   * Runs `fn` in the isolated world with JSON `args` and answers its JSON result. `fn` is sent
+   * as source: it may use only its arguments and the DOM.
+   */
+  evaluate<T, A extends unknown[]>(fn: (...args: A) => T | Promise<T>, ...args: A): Promise<T>;
+}
+
+/** A captured HTTP line (SPEC "Captured network line"). */
+export interface NetworkLine {
+  seq: number;
+  ts: number;
+  kind: string;
+  method?: string;
+  url: string;
+  resource_type?: string;
+  status?: number;
+  content_type?: string;
+  headers?: Record<string, string>;
+  body?: string | null;
+  body_length?: number;
+  body_truncated?: boolean;
+  error?: string | null;
+}
+
+export interface NetworkQuery {
+  since?: number;
+  url_contains?: string;
+  resource_type?: 'document' | 'xhr' | 'fetch';
+  include_body?: boolean;
+}
+
+/** The page's passive network capture, as the network route reads it. */
+export interface PluginNetwork {
+  /** HTTP lines after `since`, filtered as the network route filters them. */
+  http(query?: NetworkQuery): Promise<NetworkLine[]>;
+  /** The highest `seq` so far: pass it as `since` to see only what comes after. */
+  mark(): Promise<number>;
+  /** The family's blacklist patterns in force for the page's current site. */
+  blacklist(): string[];
+}
+
+export interface MediaLink {
+  token: string;
+  /** Relative: `/api/v1/media/{token}`, downloadable once. */
+  media_url: string;
+}
+
+export interface PluginMedia {
+  /** Stores a file for one download; throws (a plugin failure) when the store is full. */
+  put(bytes: Uint8Array, filename: string, contentType: string): MediaLink;
+}
+
+export interface LocatedObject {
+  /** `[x1, y1, x2, y2]` in viewport CSS pixels. */
+  bounding_box: [number, number, number, number];
+  center_x: number;
+  center_y: number;
+  tokens_used: number;
+  costs_usd: number;
+  duration_seconds: number;
+}
+
+export interface PluginVision {
+  /** Screenshots the viewport and asks the vision model where `description` is. */
+  locate(description: string): Promise<LocatedObject>;
+}
+
 /** What a plugin receives for one call on a page it holds (it never sees express). */
 export interface PluginContext extends CallScope {
   readonly pageId: string;
+  /** Registry name of the running plugin. */
+  readonly plugin: string;
   readonly gestures: PageGestures;
+  readonly page: PluginPage;
+  readonly network: PluginNetwork;
+  readonly media: PluginMedia;
+  readonly vision: PluginVision;
   readonly log: PluginLogger;
-  /** A random source in [0, 1) for the probability parameters (seeded under test). */
+  /** A random source in [0, 1) for the probability parameters (seeded with PLUGIN_SEED). */
   random(): number;
-  /** A setting or secret from the worker's environment. */
+  /** True with probability `p` (0 never, 1 always). */
+  chance(p: number): boolean;
+  /** A setting its family declares: the environment's value, else the declared default. */
   setting(name: string): string | undefined;
+  /** A secret its family declares, from the environment; never logged. */
+  secret(name: string): string | undefined;
 }

@@ -1,3 +1,4 @@
 export * from './context';
 export * from './gestures';
 export * from './manifest';
+export * from './plugin';

@@ -22,6 +22,9 @@ import { primitiveRoutes } from './routes/primitive';
 import type { SystemDeps } from './routes/system';
 import { systemRoutes } from './routes/system';
 import { visionRoutes } from './routes/vision';
+import { pluginsRoutes } from './routes/plugins';
+import type { Discovery } from './plugins/discover';
+import type { Rng } from './human/types';
 import type { VisionClient } from './vision/client';
 
 export const BODY_LIMIT = '1mb';
@@ -41,6 +44,8 @@ export interface AppDeps extends SystemDeps {
   vision: VisionClient;
   /** The live view (/vnc/): noVNC, its WebSocket bridge and control of a page for a person. */
   live?: LiveView;
+  /** The plugins found at start, and what plugins need beyond the deps above. */
+  plugins?: { found: Discovery; env: Readonly<Record<string, string | undefined>>; rng: Rng };
 }
 
 export function allRoutes(deps: AppDeps): AnyRoute[] {
@@ -51,6 +56,18 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...visionRoutes(deps.vision),
     ...primitiveRoutes(),
     ...mediaRoutes(deps.media),
+    ...(deps.plugins
+      ? pluginsRoutes(deps.plugins.found, {
+          captures: deps.captures,
+          media: deps.media,
+          vision: deps.vision,
+          logger: deps.logger,
+          rng: deps.plugins.rng,
+          env: deps.plugins.env,
+          slowmoMs: deps.navigator.slowmoMs,
+          allowFileUrls: deps.allowFileUrls,
+        })
+      : []),
   ];
 }
 

@@ -49,6 +49,12 @@ export interface Config {
   liveControl: { graceMs: number; leaseTtlS: number; renewMs: number };
   /** Folder holding `requests/`: the persona folder, else the repository root. */
   dataDir: string;
+  /** Where plugins are discovered at start (`PLUGINS_DIR`, default the repository's `plugins/`). */
+  pluginsDir: string;
+  /** Seeds plugins' random source (`PLUGIN_SEED`) so that a run can be replayed; else random. */
+  pluginSeed: number | null;
+  /** The merged environment (.env, persona.env, process): plugin families read settings here. */
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 export class ConfigError extends Error {}
@@ -96,6 +102,8 @@ const schema = Joi.object({
   VALIDATE_RESPONSES: Joi.boolean().default(false),
   LIVE_CONTROL_GRACE_SECONDS: Joi.number().min(0).max(3600).default(10),
   LIVE_CONTROL_LEASE_SECONDS: Joi.number().min(1).max(3600).default(60),
+  PLUGINS_DIR: optionalString,
+  PLUGIN_SEED: Joi.number().integer(),
 })
   .unknown(true)
   .prefs({ convert: true, abortEarly: true });
@@ -105,7 +113,11 @@ const schema = Joi.object({
  * environment wins over both, so a caller (the waker, a test) can always override a file.
  * The repository root is `REPO_ROOT` from the environment, else `defaultRoot`.
  */
-export function loadConfig(env: NodeJS.ProcessEnv, defaultRoot: string): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv,
+  defaultRoot: string,
+  defaultPluginsDir = path.join(defaultRoot, 'plugins'),
+): Config {
   const repoRoot = path.resolve(env.REPO_ROOT || defaultRoot);
   const base = readEnvFile(path.join(repoRoot, '.env'), configError);
   const personaDirRaw = env.PERSONA_DIR ?? base.PERSONA_DIR;
@@ -152,6 +164,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, defaultRoot: string): Config 
     },
     repoRoot,
     dataDir: personaDir ?? repoRoot,
+    pluginsDir: path.resolve(repoRoot, str('PLUGINS_DIR') ?? defaultPluginsDir),
+    pluginSeed: typeof v.PLUGIN_SEED === 'number' ? v.PLUGIN_SEED : null,
+    env: merged,
     allowFileUrls: v.ALLOW_FILE_URLS as boolean,
     validateResponses: v.VALIDATE_RESPONSES as boolean,
     liveControl: {

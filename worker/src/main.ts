@@ -17,7 +17,10 @@ import { LiveView } from './live';
 import { liveVncTarget } from './live/vnc-server';
 import { createLogger } from './log/logger';
 import { RequestLog } from './log/request-log';
-import { defaultRepoRoot, workerVersion } from './paths';
+import { DEFAULT_PLUGINS_DIR, defaultRepoRoot, workerVersion } from './paths';
+import { seededRng, systemRng } from './human/random';
+import { discoverPlugins } from './plugins/discover';
+import { familySecrets, registerBlacklists } from './plugins/families';
 import { ProxyErrors } from './system-info';
 
 const DRAIN_MS = 5_000;
@@ -31,7 +34,7 @@ async function main(): Promise<void> {
   let config: Config;
   let executablePath: string;
   try {
-    config = loadConfig(process.env, defaultRepoRoot());
+    config = loadConfig(process.env, defaultRepoRoot(), DEFAULT_PLUGINS_DIR);
     executablePath = findBrowserBinary(config.chromePath);
   } catch (err) {
     if (err instanceof ConfigError || err instanceof Error) fatal(err.message);
@@ -41,7 +44,21 @@ async function main(): Promise<void> {
   delete process.env.PROXY_USERNAME;
   delete process.env.PROXY_PASSWORD;
 
-  const logger = createLogger([config.serviceKey, config.visionKeyGratis, config.visionKeyPaga]);
+  // Plugins are found before anything logs, so that their families' secrets are redacted too.
+  const plugins = discoverPlugins(config.pluginsDir);
+  const logger = createLogger([
+    config.serviceKey,
+    config.visionKeyGratis,
+    config.visionKeyPaga,
+    ...familySecrets(plugins, config.env),
+  ]);
+  for (const b of plugins.broken)
+    logger.error('plugin skipped', { plugin: b.name, error: b.error });
+  logger.info('plugins loaded', {
+    dir: plugins.root,
+    count: plugins.plugins.length,
+    plugins: plugins.plugins.map((p) => p.name),
+  });
   const { repoRoot } = config;
 
   // The persona is this worker's before anything else starts: one held by another live worker
@@ -77,6 +94,8 @@ async function main(): Promise<void> {
   const proxyErrors = new ProxyErrors(config.personaDir);
   const media = new MediaStore({ ttlMs: config.mediaTtlMs, capBytes: config.mediaCapBytes });
   const captures = new CaptureRegistry();
+  for (const problem of registerBlacklists(plugins, config.env, captures.blacklist))
+    logger.error('plugin family blacklist not applied', problem);
   const vision = new VisionClient({
     ...config.vision,
     keyGratis: config.visionKeyGratis,
@@ -151,6 +170,11 @@ async function main(): Promise<void> {
     captures,
     vision,
     live,
+    plugins: {
+      found: plugins,
+      env: config.env,
+      rng: config.pluginSeed === null ? systemRng() : seededRng(config.pluginSeed),
+    },
     shutdown: () => void shutdown('kill endpoint'),
   });
   server.listen(config.port, config.host);

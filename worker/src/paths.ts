@@ -17,6 +17,8 @@ export function packageRoot(from: string): string {
 export const WORKER_ROOT = packageRoot(__dirname);
 
 export const PANEL_DIR = path.join(WORKER_ROOT, 'panel');
+/** The plugins folder beside the worker's: `plugins/` of a clone, `/app/plugins` in the image. */
+export const DEFAULT_PLUGINS_DIR = path.join(path.dirname(WORKER_ROOT), 'plugins');
 /** The look and browser helpers the panels share (`@persona-browser/ui`), served at `/ui/`. */
 export const UI_DIR = path.dirname(require.resolve('@persona-browser/ui/package.json'));
 

@@ -25,9 +25,11 @@ const toSchema = (schema: Joi.Schema): Json => openFields(parse(schema, 'open-ap
 /** Express `:name` segments become OpenAPI `{name}`. */
 export const openApiPath = (expressPath: string): string => expressPath.replace(/:(\w+)/g, '{$1}');
 
+const pathOf = (route: RouteDef): string => route.docPath ?? openApiPath(route.path);
+
 function parameters(route: RouteDef): Json[] {
   const out: Json[] = [];
-  for (const m of route.path.matchAll(/:(\w+)/g)) {
+  for (const m of pathOf(route).matchAll(/\{(\w+)\}/g)) {
     out.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } });
   }
   if (route.page === 'leased') {
@@ -56,11 +58,12 @@ function responses(route: RouteDef): Json {
   const err = { $ref: '#/components/schemas/ErrorResponse' };
   // A raw route without a JSON response schema writes bytes (media downloads).
   const binary = route.raw && !route.response;
+  const rawType = route.rawType ?? 'application/octet-stream';
   const out: Json = {
     200: binary
       ? {
-          description: 'File bytes',
-          content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+          description: route.rawType ? route.rawType : 'File bytes',
+          content: { [rawType]: { schema: { type: 'string', format: 'binary' } } },
         }
       : json(route.response ? toSchema(route.response) : { type: 'object' }, 'Success'),
     400: json(err, 'Bad request'),
@@ -92,13 +95,14 @@ export function buildOpenApi(routes: RouteDef[], version: string): Json {
       };
       if (route.description) op.description = route.description;
       if (route.auth) op.security = [{ bearer: [] }];
-      if (route.body) {
+      // A GET's parameters are documented as its query (tools do not send a GET body).
+      if (route.body && method !== 'get') {
         op.requestBody = {
           required: false,
           content: { 'application/json': { schema: toSchema(route.body) } },
         };
       }
-      (paths[openApiPath(route.path)] ??= {})[method] = op;
+      (paths[pathOf(route)] ??= {})[method] = op;
     }
   }
   return {

@@ -39,12 +39,19 @@ export interface RouteDef<B = Body, Q = Body> {
   name: string;
   method: Method | Method[];
   path: string;
+  /** The path as the OpenAPI document shows it, where express's differs (a splat). */
+  docPath?: string;
   auth: boolean;
   tag: string;
   summary: string;
   description?: string;
   query?: Joi.ObjectSchema<Q>;
   body?: Joi.ObjectSchema<B>;
+  /**
+   * GET plugins: the body the handler gets is the query and the JSON body merged by this
+   * function, then validated by `body`; `query` only documents the parameters.
+   */
+  merge?: (query: Body, body: Body) => Body;
   /** What a success answers; checked against every response under VALIDATE_RESPONSES. */
   response?: Joi.ObjectSchema;
   /** `:page_id` names a pooled page: 404 when absent, then the lease gate. */
@@ -53,6 +60,8 @@ export interface RouteDef<B = Body, Q = Body> {
   hold?: Hold;
   /** The handler writes the response itself (raw bytes, or a reply before shutting down). */
   raw?: boolean;
+  /** The content type a raw route answers with, for the OpenAPI document. */
+  rawType?: string;
   handler(ctx: RouteContext<B, Q>): Promise<Body | void>;
 }
 
@@ -163,8 +172,9 @@ export function mount(router: Router, routes: AnyRoute[], deps: MountDeps): void
         const raw: unknown = req.body;
         if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw)))
           throw new BadRequest('Request body must be a JSON object', pageId);
-        const query = validate(def.query, req.query, pageId);
-        const body = validate(def.body, req.body, pageId);
+        const query = def.merge ? {} : validate(def.query, req.query, pageId);
+        const input = def.merge ? def.merge(req.query, (raw ?? {}) as Body) : raw;
+        const body = validate(def.body, input, pageId);
         const leaseToken = leaseHeader(req);
         const at = address(def, navigator, pageId, leaseToken);
         const ctx: RouteContext<Body, Body> = {

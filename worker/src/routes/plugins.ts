@@ -1,0 +1,189 @@
+import Joi from 'joi';
+import type { FieldType } from '@persona-browser/plugin-sdk';
+import { SiteError } from '@persona-browser/plugin-sdk';
+import { ApiError, BadRequest, BrowserFailure, NotFound } from '../errors';
+import type { AnyRoute, Body } from '../http/route';
+import { route } from '../http/route';
+import { envelope } from '../http/schemas';
+import type { ContextDeps } from '../plugins/context';
+import { pluginContext } from '../plugins/context';
+import type { Discovery, LoadedPlugin } from '../plugins/discover';
+import { readmeOf } from '../plugins/discover';
+import { mergeQueryAndBody } from '../plugins/params';
+
+const str = Joi.string();
+
+/** A plugin that threw: its own bug, said without echoing its internals (they are logged). */
+export class PluginFailed extends ApiError {
+  constructor(plugin: string, err: unknown, pageId: string) {
+    const kind = err instanceof Error ? err.name : typeof err;
+    super(
+      500,
+      `Plugin ${plugin} failed unexpectedly (${kind}); the worker log has the details`,
+      pageId,
+    );
+  }
+}
+
+const parameter = Joi.object({
+  name: str.required(),
+  type: str.required(),
+  label: str.required(),
+  required: Joi.boolean().required(),
+  default: Joi.alternatives(str.allow(''), Joi.number(), Joi.boolean()).allow(null).required(),
+  placeholder: str.allow(null, '').required(),
+  options: Joi.array().items(str).required(),
+  help_text: str.allow(null, '').required(),
+}).label('PluginParameter');
+
+const descriptor = Joi.object({
+  name: str.required(),
+  description: str.required(),
+  methods: Joi.array().items(str.valid('POST', 'GET')).required(),
+  bg_color: Joi.array().items(str).length(2).required(),
+  parameters: Joi.array().items(parameter).required(),
+  route: str.required(),
+}).label('PluginDescriptor');
+
+function fieldSchema(type: FieldType): Joi.Schema {
+  const [base, nullable] = type.split('|') as [string, string | undefined];
+  const bases: Record<string, Joi.Schema> = {
+    string: str.allow(''),
+    number: Joi.number(),
+    integer: Joi.number().integer(),
+    boolean: Joi.boolean(),
+    object: Joi.object().unknown(true),
+    array: Joi.array(),
+  };
+  const s = bases[base] ?? Joi.any();
+  return (nullable ? s.allow(null) : s).required();
+}
+
+/** What a success of the plugin answers: its declared fields, or anything if it declares none. */
+function responseSchema(p: LoadedPlugin): Joi.ObjectSchema {
+  const declared = p.manifest.response;
+  if (!declared) return envelope({}).unknown(true);
+  const fields: Record<string, Joi.Schema> = {};
+  for (const [name, type] of Object.entries(declared)) fields[name] = fieldSchema(type);
+  return envelope(fields);
+}
+
+/** Runs the plugin and turns what it did into SPEC's answers. */
+async function execute(
+  p: LoadedPlugin,
+  run: () => Promise<unknown>,
+  pageId: string,
+  signal: AbortSignal,
+  deps: ContextDeps,
+): Promise<Body> {
+  let out: unknown;
+  try {
+    out = await run();
+  } catch (err) {
+    if (SiteError.is(err)) throw new BrowserFailure(err.message, pageId);
+    // Stopped at its deadline, or a primitive's own answer (a 408, an element not found…).
+    if (err instanceof ApiError || signal.aborted) throw err;
+    deps.logger.error('plugin failed', { plugin: p.name, page_id: pageId, err });
+    throw new PluginFailed(p.name, err, pageId);
+  }
+  if (!out || typeof out !== 'object' || Array.isArray(out)) {
+    deps.logger.error('plugin answered no object', { plugin: p.name, answer: typeof out });
+    throw new PluginFailed(p.name, new TypeError('no result object'), pageId);
+  }
+  // `success` and `page_id` are the host's to send.
+  const { success, error, ...fields } = out as Record<string, unknown>;
+  delete fields.page_id;
+  if (success === false) {
+    throw new BrowserFailure(typeof error === 'string' ? error : `${p.name} failed`, pageId);
+  }
+  return fields;
+}
+
+function pluginRoutes(p: LoadedPlugin, deps: ContextDeps): AnyRoute[] {
+  const summary = p.manifest.description.split(/(?<=\.)\s/)[0] ?? p.name;
+  const common = {
+    name: p.routePath,
+    path: `/api/v1/:page_id/plugin/${p.routePath}`,
+    auth: true,
+    tag: 'Plugins',
+    summary,
+    description: `${p.manifest.description}\n\nDocs: \`GET /api/v1/plugins/${p.name}/docs\`.`,
+    page: 'leased' as const,
+    hold: { gesture: true, deadlineMs: p.manifest.timeout_s && p.manifest.timeout_s * 1000 },
+    response: responseSchema(p),
+  };
+  const handler = async (ctx: {
+    page: Parameters<typeof pluginContext>[1];
+    call: Parameters<typeof pluginContext>[2];
+    body: Body;
+  }): Promise<Body> => {
+    const why = p.module.validate?.(ctx.body) ?? null;
+    if (why) throw new BadRequest(why, ctx.page.id);
+    const context = pluginContext(p, ctx.page, ctx.call, deps);
+    return execute(p, () => p.module.run(context, ctx.body), ctx.page.id, ctx.call.signal, deps);
+  };
+  return p.manifest.methods.map((m) =>
+    m === 'GET'
+      ? route({
+          ...common,
+          method: 'get',
+          query: p.schema,
+          body: p.schema,
+          merge: (query, body) => mergeQueryAndBody(p.manifest.parameters, query, body),
+          handler,
+        })
+      : route({ ...common, method: 'post', body: p.schema, handler }),
+  );
+}
+
+/** The plugin list, each plugin's docs, and one route per plugin and method. */
+export function pluginsRoutes(found: Discovery, deps: ContextDeps): AnyRoute[] {
+  const byName = new Map(found.plugins.map((p) => [p.name, p]));
+  return [
+    route({
+      name: 'plugins',
+      method: 'get',
+      path: '/api/v1/plugins',
+      auth: false,
+      tag: 'Plugins',
+      summary: 'The installed plugins: routes, methods, colours and parameters',
+      description:
+        '`route` is authoritative for building URLs. `skipped` names the plugins that did not ' +
+        'load at start and why.',
+      response: envelope({
+        count: Joi.number().integer().required(),
+        plugins: Joi.array().items(descriptor).required(),
+        skipped: Joi.array()
+          .items(Joi.object({ name: str.required(), error: str.required() }))
+          .required(),
+      }),
+      handler: async () => ({
+        count: found.plugins.length,
+        plugins: found.plugins.map((p) => p.descriptor),
+        skipped: found.broken,
+      }),
+    }),
+    route({
+      name: 'plugin-docs',
+      method: 'get',
+      path: '/api/v1/plugins/*name/docs',
+      docPath: '/api/v1/plugins/{name}/docs',
+      auth: false,
+      tag: 'Plugins',
+      summary: "A plugin's README (text/markdown), or the nearest one up its folder tree",
+      description: '`name` is the registry name (`archive/check`), not the route.',
+      raw: true,
+      rawType: 'text/markdown',
+      handler: async ({ params, res }) => {
+        const raw = params.name as unknown;
+        const name = Array.isArray(raw) ? raw.join('/') : String(raw);
+        const p = byName.get(name);
+        if (!p) throw new NotFound(`No plugin named ${name}`);
+        const readme = readmeOf(found.root, p);
+        if (readme === null) throw new NotFound(`Plugin ${name} has no README`);
+        res.type('text/markdown; charset=utf-8').send(readme);
+      },
+    }),
+    ...found.plugins.flatMap((p) => pluginRoutes(p, deps)),
+  ];
+}

@@ -1,0 +1,325 @@
+import http from 'node:http';
+import type { Fixture } from './helpers/fixture';
+import { startFixture } from './helpers/fixture';
+import { Observer } from './helpers/observer';
+import { readLogRows } from './helpers/request-log-file';
+import { manifest, writePluginTree } from './helpers/plugin-tree';
+import type { RunningWorker } from './helpers/worker';
+import { KEY, startWorker } from './helpers/worker';
+
+/**
+ * Calling plugins through the routes generated for them: validation before the page is
+ * touched, GET parameters, the page's lease gate, human input that the page sees, settings and
+ * secrets, the answers of a plugin that fails, throws or overruns its deadline, and the log.
+ */
+const probability = { name: 'paste_probability', type: 'number', min: 0, max: 1, default: 0.9 };
+
+const root = writePluginTree(
+  [
+    {
+      name: 'demo/visit',
+      manifest: manifest(
+        [
+          { name: 'url', type: 'url', required: true },
+          probability,
+          { name: 'text', type: 'text', default: 'hello there' },
+        ],
+        { response: { typed: 'string', input: 'string', final_url: 'string' } },
+      ),
+      js: `module.exports.default = sdk.definePlugin({
+        async run(ctx, p) {
+          const nav = await ctx.page.goto(p.url);
+          await ctx.gestures.click('#name');
+          const input = ctx.chance(p.paste_probability) ? 'paste' : 'type';
+          await ctx.gestures[input](p.text);
+          return { typed: await ctx.page.value('#name'), input, final_url: nav.final_url };
+        },
+      });`,
+    },
+    {
+      name: 'demo/inspect',
+      manifest: manifest(
+        [
+          { name: 'count', type: 'number' },
+          { name: 'flag', type: 'checkbox', default: false },
+          { name: 'word', type: 'text', default: 'none' },
+        ],
+        { methods: ['GET', 'POST'] },
+      ),
+      js: `module.exports.default = { async run(ctx, p) {
+        ctx.log.info('using the token', { token: ctx.secret('DEMO_TOKEN') });
+        return { count: p.count, flag: p.flag, word: p.word, base: ctx.setting('DEMO_BASE_URL'),
+          has_secret: Boolean(ctx.secret('DEMO_TOKEN')), draw: ctx.random() };
+      } };`,
+    },
+    {
+      name: 'demo/pair',
+      manifest: manifest([
+        { name: 'low', type: 'number', required: true },
+        { name: 'high', type: 'number', required: true },
+      ]),
+      js: `module.exports.default = {
+        validate: (p) => (p.low < p.high ? null : 'low must be below high'),
+        async run(ctx) { await ctx.page.goto('about:blank'); return {}; },
+      };`,
+    },
+    {
+      name: 'demo/slow',
+      manifest: manifest([], { timeout_s: 2 }),
+      js: 'module.exports.default = { async run(ctx) { for (;;) await ctx.sleep(300); } };',
+    },
+    {
+      name: 'demo/throws',
+      manifest: manifest([]),
+      js: `module.exports.default = { async run() { null.prop; } };`,
+    },
+    {
+      name: 'demo/site',
+      manifest: manifest([]),
+      js: `module.exports.default = { async run(ctx) {
+        throw new sdk.SiteError('the search form', 'a page titled "' + (await ctx.page.title()) + '"');
+      } };`,
+    },
+    {
+      name: 'demo/nosy',
+      manifest: manifest([]),
+      js: `module.exports.default = { async run(ctx) { return { key: ctx.setting('SERVICE_KEY') }; } };`,
+    },
+  ],
+  {
+    'demo/family.json': {
+      settings: { DEMO_BASE_URL: { default: 'http://127.0.0.1:9/' } },
+      secrets: ['DEMO_TOKEN'],
+      blacklist: { site_setting: 'DEMO_BASE_URL', patterns: ['/second', '/tracker-\\d+/'] },
+    },
+  },
+);
+
+const SECRET = 'token-that-must-never-be-logged';
+let w: RunningWorker;
+let site: Fixture;
+let observer: Observer;
+
+beforeAll(async () => {
+  site = await startFixture();
+  w = await startWorker({
+    env: {
+      PLUGINS_DIR: root,
+      DEMO_BASE_URL: site.url,
+      DEMO_TOKEN: SECRET,
+      PLUGIN_SEED: '7',
+      // DevTools on a port too: the test reads what the page saw through it.
+      DEVTOOLS_PORT: '0',
+    },
+  });
+  await w.waitInitialized();
+  await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'a' } });
+  observer = await Observer.attach(w);
+});
+afterAll(async () => {
+  await observer?.detach();
+  await w?.stop();
+  await site?.close();
+});
+
+/** A GET with a JSON body, which fetch refuses to send (SPEC lets GET plugins take one). */
+function getWithBody(route: string, body: unknown): Promise<Record<string, any>> {
+  return new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const req = http.request(
+      `${w.url}${route}`,
+      {
+        method: 'GET',
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(data),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve(JSON.parse(text) as Record<string, any>));
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+const run = (name: string, body?: unknown, lease?: string) =>
+  w.call<Record<string, any>>('POST', `/api/v1/a/plugin/${name}`, { body, lease });
+
+describe('a plugin call', () => {
+  test('moves and types like a person: the page saw trusted clicks and keys', async () => {
+    const r = await run('demo/visit', {
+      url: `${site.url}/input`,
+      paste_probability: 0,
+      text: 'typed by hand',
+    });
+    expect(r.body).toEqual({
+      success: true,
+      page_id: 'a',
+      typed: 'typed by hand',
+      input: 'type',
+      final_url: `${site.url}/input`,
+    });
+    const log = await observer.read<any>('/input', 'window.__log');
+    expect(log.clicks).toEqual([expect.objectContaining({ id: 'name', trusted: true })]);
+    expect(log.moves.length).toBeGreaterThan(10);
+    expect(log.keys.length).toBeGreaterThanOrEqual('typed by hand'.length);
+    expect(log.keys.every((k: { trusted: boolean }) => k.trusted)).toBe(true);
+    const pasted = await run('demo/visit', {
+      url: `${site.url}/input`,
+      paste_probability: 1,
+      text: 'pasted',
+    });
+    expect(pasted.body).toMatchObject({ typed: 'pasted', input: 'paste' });
+  });
+
+  test('is validated before the page is touched', async () => {
+    const before = site.seen.length;
+    const bad = await run('demo/visit', { url: `${site.url}/input`, paste_probability: 1.5 });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({
+      success: false,
+      error: 'paste_probability must be between 0.0 and 1.0',
+      page_id: 'a',
+    });
+    expect((await run('demo/visit', { paste_probability: 0.5 })).body.error).toBe(
+      'url is required',
+    );
+    const pair = await run('demo/pair', { low: 3, high: 1 });
+    expect([pair.status, pair.body.error]).toEqual([400, 'low must be below high']);
+    expect(site.seen.length).toBe(before);
+    const status = await w.call<any>('GET', '/api/v1/system/status/pages');
+    expect(status.body.pages[0].url).toBe(`${site.url}/input`);
+  });
+
+  test('GET reads the query string and a JSON body; the body wins', async () => {
+    const get = (q: string) => w.call<any>('GET', `/api/v1/a/plugin/demo/inspect?${q}`);
+    expect((await get('count=2.5&flag=yes&word=hi')).body).toMatchObject({
+      count: 2.5,
+      flag: true,
+      word: 'hi',
+    });
+    expect((await get('flag=off')).body.flag).toBe(false);
+    const both = await getWithBody('/api/v1/a/plugin/demo/inspect?flag=1&word=query', {
+      word: 'body',
+    });
+    expect(both).toMatchObject({
+      flag: true,
+      word: 'body',
+    });
+    const bad = await get('count=two');
+    expect([bad.status, bad.body.error]).toEqual([400, 'count must be a number']);
+    const badFlag = await get('flag=perhaps');
+    expect([badFlag.status, badFlag.body.error]).toEqual([400, 'flag must be true or false']);
+  });
+
+  test('reads its family’s settings and secrets; the secret never reaches the log', async () => {
+    const r = await run('demo/inspect');
+    expect(r.body).toMatchObject({ base: site.url, has_secret: true });
+    expect(typeof r.body.draw).toBe('number');
+    const line = w.logs.find((l) => l.includes('using the token'));
+    expect(line).toBeDefined();
+    expect(w.logs.join('\n')).not.toContain(SECRET);
+    // A setting no family declares (the service key) is not the plugin's to read.
+    const nosy = await run('demo/nosy');
+    expect(nosy.status).toBe(500);
+    expect(nosy.body.error).toMatch(/^Plugin demo\/nosy failed unexpectedly \(Error\)/);
+    expect(JSON.stringify(nosy.body)).not.toContain('test-service-key');
+  });
+
+  test('registers its family blacklist for the site of its base URL', async () => {
+    const net = await w.call<any>('GET', '/api/v1/ops/a/network');
+    expect(net.body.blacklist).toEqual(['/second', '/tracker-\\d+/']);
+  });
+});
+
+describe('failures', () => {
+  test('a site-level failure is 200 success:false saying what was expected and found', async () => {
+    const r = await run('demo/site');
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      success: false,
+      error: 'Expected the search form, found a page titled "Input lab"',
+      page_id: 'a',
+    });
+  });
+
+  test('a plugin that throws is a clear 500 envelope and the worker carries on', async () => {
+    const r = await run('demo/throws');
+    expect(r.status).toBe(500);
+    expect(r.body).toEqual({
+      success: false,
+      error: 'Plugin demo/throws failed unexpectedly (TypeError); the worker log has the details',
+      page_id: 'a',
+    });
+    expect(w.logs.some((l) => l.includes('"plugin failed"') && l.includes('demo/throws'))).toBe(
+      true,
+    );
+    expect((await run('demo/inspect')).status).toBe(200);
+  });
+
+  test('a plugin past its deadline stops; the page is free again at once', async () => {
+    const started = performance.now();
+    const slow = run('demo/slow');
+    // Passive reads answer while the plugin holds the page.
+    await new Promise((r) => setTimeout(r, 500));
+    const pool = await w.call<any>('GET', '/api/v1/system/status/pages');
+    expect(pool.body.pages[0]).toMatchObject({ state: 'busy', current_operation: 'demo/slow' });
+    const net = await w.call('GET', '/api/v1/ops/a/network');
+    expect(net.status).toBe(200);
+    const r = await slow;
+    const ms = performance.now() - started;
+    expect(r.body).toEqual({
+      success: false,
+      error: 'demo/slow stopped at its deadline of 2 s',
+      page_id: 'a',
+    });
+    // Bounded by its own timeout_s, far below the worker's call deadline of 120 s.
+    expect(ms).toBeGreaterThanOrEqual(2000);
+    expect(ms).toBeLessThan(20_000);
+    const after = await run('demo/inspect');
+    expect(after.status).toBe(200);
+  });
+});
+
+describe('the page rules of ops and primitives', () => {
+  test('auth, Page not found, and the lease gate with 423', async () => {
+    const noAuth = await w.call('POST', '/api/v1/a/plugin/demo/inspect', { auth: false });
+    expect([noAuth.status, noAuth.body]).toEqual([401, { detail: 'Invalid API key' }]);
+    const missing = await w.call('POST', '/api/v1/nope/plugin/demo/inspect');
+    expect([missing.status, missing.body]).toEqual([
+      404,
+      { success: false, error: 'Page not found', page_id: 'nope' },
+    ]);
+    const lease = await w.call<any>('POST', '/api/v1/ops/a/lease', { body: { ttl: 60 } });
+    const token = lease.body.lease_token as string;
+    expect((await run('demo/inspect')).status).toBe(423);
+    expect((await run('demo/inspect', {}, 'wrong')).status).toBe(423);
+    expect((await run('demo/inspect', {}, token)).status).toBe(200);
+    await w.call('DELETE', '/api/v1/ops/a/lease', { lease: token });
+    expect((await run('demo/inspect')).status).toBe(200);
+  });
+
+  test('the request log names the plugin route, with kind plugin', async () => {
+    await run('demo/inspect');
+    const rows = readLogRows(w.dataDir).filter((r) => r.kind === 'plugin');
+    const ends = rows.filter((r) => r.event === 'end');
+    expect(ends.length).toBeGreaterThan(5);
+    expect(ends).toContainEqual(
+      expect.objectContaining({
+        method: 'POST',
+        name: 'demo/visit',
+        path: '/api/v1/a/plugin/demo/visit',
+        status: '400',
+      }),
+    );
+    expect(ends).toContainEqual(
+      expect.objectContaining({ method: 'GET', name: 'demo/inspect', status: '200' }),
+    );
+    expect(ends).toContainEqual(expect.objectContaining({ name: 'demo/throws', status: '500' }));
+  });
+});
