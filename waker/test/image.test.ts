@@ -163,6 +163,11 @@ describe('persona image', () => {
     const docs = await httpRequest(`${first.url}/docs`);
     expect(docs.status).toBe(200);
     expect(docs.text).toMatch(/swagger|openapi/i);
+    // The image carries the plugins, built, and every one of them loads.
+    const plugins = await httpRequest(`${first.url}/api/v1/plugins`);
+    expect(plugins.json).toMatchObject({ success: true, skipped: [] });
+    const names = (plugins.json as { plugins: Array<{ name: string }> }).plugins.map((p) => p.name);
+    expect(names).toEqual(expect.arrayContaining(['archive/check', 'misc/news-search']));
   });
 
   test('a page sets a cookie; the worker runs as non-root and Chromium keeps its sandbox', async () => {

@@ -121,6 +121,9 @@
 
   // ---------------------------------------------------------------- API key
 
+  // The plugin runner reads the key here: without localStorage it lives in this state only.
+  window.PersonaPanelKey = () => state.key;
+
   function setKey(key) {
     state.key = key;
     storeKey(key);

@@ -69,7 +69,9 @@
     }
   }
 
-  const auth = () => ({ Authorization: 'Bearer ' + (keys.read() || '') });
+  /** The panel's key (panel.js), else the stored one. */
+  const readKey = () => (window.PersonaPanelKey ? window.PersonaPanelKey() : keys.read());
+  const auth = () => ({ Authorization: 'Bearer ' + (readKey() || '') });
 
   // ---------------------------------------------------------------- plugin list
 
@@ -218,7 +220,7 @@
     const p = runner.current;
     if (!p || runner.running) return;
     clearAnswer();
-    const key = keys.read();
+    const key = readKey();
     if (!key) return showStatus('Enter the API key first (in the API key card above).', false);
     const pageId = $('plugin-page').value;
     if (!pageId)
@@ -259,7 +261,7 @@
     } finally {
       runner.running = false;
       delete button.dataset.busy;
-      button.disabled = !keys.read();
+      button.disabled = !readKey();
       button.textContent = 'Run';
     }
   }
