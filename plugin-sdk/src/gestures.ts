@@ -38,6 +38,8 @@ export interface PageGestures {
   /** Key by key with corrected typos; the focused field ends up holding exactly `text`. */
   type(text: string): Promise<{ text_length: number; chars_typed: number; typos_made: number }>;
   paste(text: string): Promise<{ text_length: number; fumbled: boolean; delay_before_ms: number }>;
+  /** Ctrl+A in the focused field: what is typed or pasted next replaces its text. */
+  selectAll(): Promise<{ key: string }>;
   pressEnter(): Promise<{ key: string }>;
   pressTab(withShift: boolean): Promise<{ key: string }>;
   /** F5: a full reload. */

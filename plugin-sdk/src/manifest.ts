@@ -112,6 +112,8 @@ export interface FamilyFile {
   blacklist?: {
     /** The site is the host of this setting's value (so a fixture site is covered too). */
     site_setting: string;
+    /** Further hostnames of the same site (its mirrors), such as `archive.ph`. */
+    also_sites?: string[];
     /** Substrings of URLs, or `/source/flags` regular expressions. */
     patterns: string[];
   };

@@ -45,7 +45,11 @@ export interface AppDeps extends SystemDeps {
   /** The live view (/vnc/): noVNC, its WebSocket bridge and control of a page for a person. */
   live?: LiveView;
   /** The plugins found at start, and what plugins need beyond the deps above. */
-  plugins?: { found: Discovery; env: Readonly<Record<string, string | undefined>>; rng: Rng };
+  plugins?: {
+    found: Discovery;
+    env: Readonly<Record<string, string | undefined>>;
+    rngFor: (plugin: string) => Rng;
+  };
 }
 
 export function allRoutes(deps: AppDeps): AnyRoute[] {
@@ -62,7 +66,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
           media: deps.media,
           vision: deps.vision,
           logger: deps.logger,
-          rng: deps.plugins.rng,
+          rngFor: deps.plugins.rngFor,
           env: deps.plugins.env,
           slowmoMs: deps.navigator.slowmoMs,
           allowFileUrls: deps.allowFileUrls,

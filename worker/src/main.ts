@@ -18,7 +18,7 @@ import { liveVncTarget } from './live/vnc-server';
 import { createLogger } from './log/logger';
 import { RequestLog } from './log/request-log';
 import { DEFAULT_PLUGINS_DIR, defaultRepoRoot, workerVersion } from './paths';
-import { seededRng, systemRng } from './human/random';
+import { pluginRandom } from './plugins/random';
 import { discoverPlugins } from './plugins/discover';
 import { familySecrets, registerBlacklists } from './plugins/families';
 import { ProxyErrors } from './system-info';
@@ -173,7 +173,7 @@ async function main(): Promise<void> {
     plugins: {
       found: plugins,
       env: config.env,
-      rng: config.pluginSeed === null ? systemRng() : seededRng(config.pluginSeed),
+      rngFor: pluginRandom(config.pluginSeed),
     },
     shutdown: () => void shutdown('kill endpoint'),
   });

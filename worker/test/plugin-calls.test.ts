@@ -23,6 +23,7 @@ const root = writePluginTree(
           { name: 'url', type: 'url', required: true },
           probability,
           { name: 'text', type: 'text', default: 'hello there' },
+          { name: 'over', type: 'text' },
         ],
         { response: { typed: 'string', input: 'string', final_url: 'string' } },
       ),
@@ -30,6 +31,8 @@ const root = writePluginTree(
         async run(ctx, p) {
           const nav = await ctx.page.goto(p.url);
           await ctx.gestures.click('#name');
+          // Text already in the field, selected, is replaced by what comes next.
+          if (p.over) { await ctx.gestures.type(p.over); await ctx.gestures.selectAll(); }
           const input = ctx.chance(p.paste_probability) ? 'paste' : 'type';
           await ctx.gestures[input](p.text);
           return { typed: await ctx.page.value('#name'), input, final_url: nav.final_url };
@@ -175,6 +178,8 @@ describe('a plugin call', () => {
       text: 'pasted',
     });
     expect(pasted.body).toMatchObject({ typed: 'pasted', input: 'paste' });
+    const over = { url: `${site.url}/input`, paste_probability: 1, over: 'old', text: 'new' };
+    expect((await run('demo/visit', over)).body).toMatchObject({ typed: 'new' });
   });
 
   test('is validated before the page is touched', async () => {

@@ -175,6 +175,13 @@ export class Gestures implements PageGestures {
     });
   }
 
+  selectAll(): Promise<{ key: string }> {
+    return this.gesture(async () => {
+      await this.x.shortcut(KEYS.A, 'selectAll');
+      return { key: 'Ctrl+A' };
+    });
+  }
+
   pressEnter(): Promise<{ key: string }> {
     return this.gesture(async () => {
       await this.x.tap(KEYS.Enter);

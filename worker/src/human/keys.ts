@@ -54,6 +54,7 @@ export const KEYS = {
   Shift: { key: 'Shift', code: 'ShiftLeft', keyCode: 16 },
   Control: { key: 'Control', code: 'ControlLeft', keyCode: 17 },
   F5: { key: 'F5', code: 'F5', keyCode: 116 },
+  A: { key: 'a', code: 'KeyA', keyCode: 65 },
   V: { key: 'v', code: 'KeyV', keyCode: 86 },
   Z: { key: 'z', code: 'KeyZ', keyCode: 90 },
 } satisfies Record<string, KeyDef>;

@@ -27,7 +27,8 @@ export interface ContextDeps {
   media: MediaStore;
   vision: VisionClient;
   logger: Logger;
-  rng: Rng;
+  /** The random source of a plugin (its own stream of PLUGIN_SEED). */
+  rngFor: (plugin: string) => Rng;
   /** The worker's merged environment (.env, persona.env, process). */
   env: Readonly<Record<string, string | undefined>>;
   slowmoMs: number;
@@ -53,6 +54,7 @@ export function pluginContext(
     error: (m, f) => child.error(m, f),
   };
   const capture = (): ReturnType<CaptureRegistry['get']> => deps.captures.get(mp.id);
+  const rng = deps.rngFor(plugin.name);
   return {
     pageId: mp.id,
     plugin: plugin.name,
@@ -114,8 +116,8 @@ export function pluginContext(
         }
       },
     },
-    random: () => deps.rng.next(),
-    chance: (p) => p >= 1 || (p > 0 && deps.rng.next() < p),
+    random: () => rng.next(),
+    chance: (p) => p >= 1 || (p > 0 && rng.next() < p),
     setting(name) {
       const spec = family?.settings?.[name];
       if (!spec) throw new UndeclaredSetting(`setting ${name} is not declared (${where})`);

@@ -48,7 +48,8 @@ export function registerBlacklists(
       problems.push({ family: f.name, error: `${bl.site_setting} is not a URL: ${value}` });
       continue;
     }
-    blacklist.add(site, bl.patterns.map(parsePattern), f.name);
+    const patterns = bl.patterns.map(parsePattern);
+    for (const host of [site, ...(bl.also_sites ?? [])]) blacklist.add(host, patterns, f.name);
   }
   return problems;
 }

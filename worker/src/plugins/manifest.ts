@@ -51,6 +51,7 @@ const familySchema = Joi.object<FamilyFile>({
   secrets: Joi.array().items(Joi.string()),
   blacklist: Joi.object({
     site_setting: Joi.string().required(),
+    also_sites: Joi.array().items(Joi.string().hostname()),
     patterns: Joi.array().items(Joi.string().min(1)).required(),
   }),
 });
