@@ -55,7 +55,7 @@ module.exports = {
       comment:
         'a plugin imports the plugin SDK and files of plugins/ only: no other package of ours, ' +
         'no npm package, no Node built-in (the SDK is all a plugin may reach)',
-      from: { path: '^plugins/', pathNot: '^plugins/(test/|jest\.config\.js$)' },
+      from: { path: '^plugins/', pathNot: '^plugins/(test/|jest[.]config[.]js$)' },
       to: { pathNot: `^plugins/|${PKG}plugin-sdk(/|$)` },
     },
     {
