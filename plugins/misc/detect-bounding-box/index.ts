@@ -14,15 +14,7 @@ export default definePlugin<Params>({
   validate: (p) => (p.description.trim() ? null : 'description must not be blank'),
   async run(ctx, p) {
     const description = p.description.trim();
-    const found = await ctx.vision.locate(description);
-    return {
-      description,
-      bounding_box: found.bounding_box,
-      center_x: found.center_x,
-      center_y: found.center_y,
-      tokens_used: found.tokens_used,
-      costs_usd: found.costs_usd,
-      duration_seconds: found.duration_seconds,
-    };
+    // The vision client's answer is the response, field for field.
+    return { description, ...(await ctx.vision.locate(description)) };
   },
 });

@@ -1,4 +1,5 @@
 import { TimeoutError } from 'puppeteer-core';
+import type { HTTPRequest, Page } from 'puppeteer-core';
 import { BrowserFailure, Timeout, errorMessage } from '../errors';
 import { about } from '../util';
 import type { Call } from './call';
@@ -10,6 +11,22 @@ export interface NavigateResult {
   url: string;
   status_code: number | null;
   final_url: string;
+}
+
+/** Resolves true if the main frame starts loading a new document within `ms`, else false. */
+export function navigationStarts(page: Page, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const onRequest = (req: HTTPRequest): void => {
+      if (req.isNavigationRequest() && req.frame() === page.mainFrame()) finish(true);
+    };
+    const finish = (started: boolean): void => {
+      clearTimeout(timer);
+      page.off('request', onRequest);
+      resolve(started);
+    };
+    const timer = setTimeout(() => finish(false), ms);
+    page.on('request', onRequest);
+  });
 }
 
 /** Stops a load in progress so the page stays usable; never waits long on a sick renderer. */

@@ -1,9 +1,8 @@
 import { TimeoutError } from 'puppeteer-core';
-import type { HTTPRequest } from 'puppeteer-core';
 import type { PageGestures, Point, Visibility } from '@persona-browser/plugin-sdk';
 import type { Call } from '../browser/call';
 import type { ManagedPage } from '../browser/managed-page';
-import { stopLoading } from '../browser/page-actions';
+import { navigationStarts, stopLoading } from '../browser/page-actions';
 import { BrowserFailure, Timeout, errorMessage } from '../errors';
 import { approachElement, checkViewportPoint, executorFor, round, viewportOf } from './actions';
 import type { InputExecutor } from './executor';
@@ -196,23 +195,6 @@ export class Gestures implements PageGestures {
     });
   }
 
-  /** Resolves true if the main frame starts a navigation within `ms`. */
-  private navigationStarts(ms: number): Promise<boolean> {
-    const page = this.mp.page;
-    return new Promise((resolve) => {
-      const onRequest = (req: HTTPRequest): void => {
-        if (req.isNavigationRequest() && req.frame() === page.mainFrame()) finish(true);
-      };
-      const finish = (started: boolean): void => {
-        clearTimeout(timer);
-        page.off('request', onRequest);
-        resolve(started);
-      };
-      const timer = setTimeout(() => finish(false), ms);
-      page.on('request', onRequest);
-    });
-  }
-
   /**
    * F5 as a person presses it. Whether the browser acts on a key sent through the protocol
    * depends on focus, so the reload is asked of the browser only if the key did not start one:
@@ -229,7 +211,7 @@ export class Gestures implements PageGestures {
       };
       const byKey = page.waitForNavigation(options);
       byKey.catch(() => undefined);
-      const started = this.navigationStarts(F5_GRACE_MS);
+      const started = navigationStarts(this.mp.page, F5_GRACE_MS);
       try {
         await this.x.tap(KEYS.F5);
         const res = (await this.call.race(started))

@@ -1,9 +1,8 @@
 import { TimeoutError } from 'puppeteer-core';
-import type { HTTPRequest } from 'puppeteer-core';
 import type { NavigationResult, PluginPage } from '@persona-browser/plugin-sdk';
 import type { Call } from '../browser/call';
 import type { ManagedPage } from '../browser/managed-page';
-import { extractContent, navigate, stopLoading } from '../browser/page-actions';
+import { extractContent, navigate, navigationStarts, stopLoading } from '../browser/page-actions';
 import { evalIsolated, PageScriptError } from '../browser/page-world';
 import { navigationRefusal } from '../browser/url-policy';
 import { BrowserFailure, Timeout, errorMessage } from '../errors';
@@ -91,7 +90,7 @@ export class PluginPageImpl implements PluginPage {
       signal: this.call.signal,
     });
     loaded.catch(() => undefined);
-    const started = this.navigationStarts(Math.min(timeoutMs, this.call.remainingMs()));
+    const started = navigationStarts(page, Math.min(timeoutMs, this.call.remainingMs()));
     await action();
     if (!(await this.call.race(started))) return null;
     try {
@@ -105,23 +104,6 @@ export class PluginPageImpl implements PluginPage {
       if (this.call.signal.aborted) throw err;
       throw new BrowserFailure(`Navigation failed: ${errorMessage(err)}`, this.mp.id);
     }
-  }
-
-  /** Resolves true when the main frame starts loading a new document within `ms`. */
-  private navigationStarts(ms: number): Promise<boolean> {
-    const page = this.mp.page;
-    return new Promise((resolve) => {
-      const onRequest = (req: HTTPRequest): void => {
-        if (req.isNavigationRequest() && req.frame() === page.mainFrame()) finish(true);
-      };
-      const finish = (started: boolean): void => {
-        clearTimeout(timer);
-        page.off('request', onRequest);
-        resolve(started);
-      };
-      const timer = setTimeout(() => finish(false), ms);
-      page.on('request', onRequest);
-    });
   }
 
   async exists(selector: string): Promise<boolean> {
