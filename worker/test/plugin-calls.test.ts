@@ -56,6 +56,24 @@ const root = writePluginTree(
       } };`,
     },
     {
+      name: 'demo/read',
+      manifest: manifest([]),
+      js: `module.exports.default = { async run(ctx) {
+        const since = await ctx.network.mark();
+        await ctx.page.goto(ctx.setting('DEMO_BASE_URL') + '/');
+        const p = ctx.page;
+        return {
+          title: await p.title(), text: await p.text('#greeting'), texts: await p.texts('h1, a'),
+          href: await p.attr('a', 'href'), hrefs: await p.attrs('a', 'href'),
+          has: await p.exists('#greeting'), missing: await p.exists('#nope'),
+          which: await p.waitForAny({ none: '#nope', greeting: '#greeting' }, 2000),
+          html: (await p.content()).includes('Hello from the fixture'),
+          lines: (await ctx.network.http({ since, resource_type: 'document' })).map((l) => l.url),
+          blacklist: ctx.network.blacklist(),
+        };
+      } };`,
+    },
+    {
       name: 'demo/pair',
       manifest: manifest([
         { name: 'low', type: 'number', required: true },
@@ -236,6 +254,25 @@ describe('a plugin call', () => {
     expect(JSON.stringify(nosy.body)).not.toContain('test-service-key');
   });
 
+  test('reads the page and its capture through the SDK', async () => {
+    const r = await run('demo/read');
+    expect(r.body).toEqual({
+      success: true,
+      page_id: 'a',
+      title: 'Fixture home',
+      text: 'Hello from the fixture',
+      texts: ['Hello from the fixture', 'next'],
+      href: `${site.url}/second`,
+      hrefs: [`${site.url}/second`],
+      has: true,
+      missing: false,
+      which: 'greeting',
+      html: true,
+      lines: [`${site.url}/`],
+      blacklist: ['/second', '/tracker-\\d+/'],
+    });
+  });
+
   test('registers its family blacklist for the site of its base URL', async () => {
     const net = await w.call<any>('GET', '/api/v1/ops/a/network');
     expect(net.body.blacklist).toEqual(['/second', '/tracker-\\d+/']);
@@ -248,7 +285,8 @@ describe('failures', () => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       success: false,
-      error: 'Expected the search form, found a page titled "Input lab"',
+      // The page demo/read left: the fixture's home.
+      error: 'Expected the search form, found a page titled "Fixture home"',
       page_id: 'a',
     });
   });
