@@ -1,14 +1,23 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
 
 export const SCREEN = '1920x1080x24';
+
+/**
+ * Height of the panel a desktop reserves at the bottom of the screen (a taskbar): the work area
+ * a maximised window gets is the screen less this. Without it `screen.availHeight` equals
+ * `screen.height`, which no desktop with a taskbar shows and which detector pages look for.
+ */
+export const PANEL_HEIGHT = 40;
 
 export class DisplayError extends Error {}
 
 export interface VirtualDisplay {
   /** `:N`, ready for `DISPLAY`. */
   display: string;
+  /** The desktop's work area (the screen less the panel), as windows see it. */
+  workArea: { width: number; height: number };
   pid: number;
   stop(): Promise<void>;
 }
@@ -68,6 +77,8 @@ export function startXvfb(screen = SCREEN, timeoutMs = 10_000): Promise<VirtualD
       screen,
       '-nolisten',
       'tcp',
+      // Keep the root window's properties (the work area) when its last client disconnects.
+      '-noreset',
       '-ac',
       '+extension',
       'RANDR',
@@ -101,9 +112,51 @@ export function startXvfb(screen = SCREEN, timeoutMs = 10_000): Promise<VirtualD
       child.removeAllListeners('exit');
       child.stderr?.removeAllListeners('data');
       child.stderr?.resume();
-      resolve({ display: `:${m[1]}`, pid: child.pid as number, stop: () => stopChild(child) });
+      const display = `:${m[1]}`;
+      const stop = (): Promise<void> => stopChild(child);
+      setWorkArea(display, screen).then(
+        (workArea) => resolve({ display, pid: child.pid as number, workArea, stop }),
+        (e: Error) => void stop().then(() => reject(e)),
+      );
     });
   });
+}
+
+/**
+ * Publishes the desktop's work area on the root window (`_NET_WORKAREA`, as a window manager
+ * with a taskbar does), so the browser reports a panel's worth less `availHeight` than
+ * `height`. x11-utils' xprop sets it; no window manager process is needed.
+ */
+async function setWorkArea(
+  display: string,
+  screen: string,
+): Promise<{ width: number; height: number }> {
+  const [w, h] = screen.split('x').map(Number);
+  const workArea = { width: w ?? 0, height: (h ?? 0) - PANEL_HEIGHT };
+  if (!binaryExists('xprop')) {
+    throw new DisplayError('xprop not found: install it with `apt-get install x11-utils`');
+  }
+  const value = `0, 0, ${workArea.width}, ${workArea.height}`;
+  await new Promise<void>((resolve, reject) => {
+    execFile(
+      'xprop',
+      [
+        '-display',
+        display,
+        '-root',
+        '-f',
+        '_NET_WORKAREA',
+        '32cccc',
+        '-set',
+        '_NET_WORKAREA',
+        value,
+      ],
+      { timeout: 5_000 },
+      (err) =>
+        err ? reject(new DisplayError(`cannot set the work area: ${err.message}`)) : resolve(),
+    );
+  });
+  return workArea;
 }
 
 /** x11vnc on the display, bound to localhost only: watch it through an SSH tunnel or the bridge. */

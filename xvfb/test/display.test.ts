@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { startXvfb } from '../src/display';
+import { PANEL_HEIGHT, startXvfb } from '../src/display';
 
 const alive = (pid: number): boolean => {
   try {
@@ -24,6 +24,21 @@ describe('virtual display', () => {
     expect(alive(a.pid)).toBe(false);
     expect(alive(b.pid)).toBe(false);
     expect(fs.existsSync(`/tmp/.X11-unix/X${a.display.slice(1)}`)).toBe(false);
+  });
+});
+
+describe('a desktop with a panel', () => {
+  test('the root window publishes a work area a panel shorter than the screen, and keeps it', async () => {
+    const d = await startXvfb('1600x900x24');
+    try {
+      expect(d.workArea).toEqual({ width: 1600, height: 900 - PANEL_HEIGHT });
+      // Read by another client after the one that set it has gone: the display kept it.
+      const read = (): string =>
+        execFileSync('xprop', ['-display', d.display, '-root', '_NET_WORKAREA']).toString();
+      expect(read()).toMatch(new RegExp(`= 0, 0, 1600, ${900 - PANEL_HEIGHT}\\s*$`));
+    } finally {
+      await d.stop();
+    }
   });
 });
 
