@@ -72,7 +72,7 @@ SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -qq \
     && apt-get install -y -qq --no-install-recommends \
-       chromium xvfb x11vnc xauth fonts-liberation tini procps util-linux ca-certificates git >/dev/null \
+       chromium xvfb x11vnc x11-utils xauth fonts-liberation tini procps util-linux ca-certificates git >/dev/null \
     && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb \
     && mkdir -m 1777 -p /tmp/.X11-unix
 COPY docker/certs/ /tmp/certs/
