@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
-import type { Browser, Page } from 'puppeteer-core';
+import type { Browser, CDPSession, Page } from 'puppeteer-core';
 import type { BenchSection, Row } from './section';
 import { atMost } from './section';
 import type { BenchWorker } from './spawn';
@@ -125,6 +125,100 @@ async function compare(w: BenchWorker, pageId: string, page: Page, op: Op): Prom
   ];
 }
 
+/** The worker's in-page read (worker/src/browser/page-actions.ts `contentInPage`), as text. */
+const ISOLATED_READ = `(() => {
+  let content = '';
+  for (const node of Array.from(document.childNodes)) {
+    content += node === document.documentElement
+      ? document.documentElement.outerHTML
+      : new XMLSerializer().serializeToString(node);
+  }
+  return { content, title: document.title };
+})()`;
+
+type ReadPath = { key: string; label: string; read(): Promise<string> };
+
+/**
+ * The three ways to read a page's HTML, on the same warm page and one CDP session: puppeteer's
+ * `content()` (a script in the page's main world), the DOM domain (`DOM.getDocument` and
+ * `DOM.getOuterHTML`, no script at all) and an isolated world of our own (the worker's path).
+ * All three must give the same text; the medians show which is cheapest.
+ */
+async function readPaths(page: Page): Promise<Row[]> {
+  const session: CDPSession = await page.createCDPSession();
+  try {
+    const tree = await session.send('Page.getFrameTree');
+    const world = await session.send('Page.createIsolatedWorld', {
+      frameId: tree.frameTree.frame.id,
+      worldName: 'bench-read',
+    });
+    const paths: ReadPath[] = [
+      {
+        key: 'puppeteer',
+        label: 'puppeteer content() + title()',
+        read: async () => (await Promise.all([page.content(), page.title()]))[0],
+      },
+      {
+        key: 'dom',
+        label: 'DOM domain getOuterHTML',
+        read: async () => {
+          const doc = await session.send('DOM.getDocument', { depth: 0 });
+          const [html] = await Promise.all([
+            session.send('DOM.getOuterHTML', { backendNodeId: doc.root.backendNodeId }),
+            session.send('Target.getTargetInfo'),
+          ]);
+          return html.outerHTML;
+        },
+      },
+      {
+        key: 'isolated',
+        label: "isolated world (the worker's path)",
+        read: async () => {
+          const res = await session.send('Runtime.evaluate', {
+            expression: ISOLATED_READ,
+            contextId: world.executionContextId,
+            returnByValue: true,
+          });
+          return (res.result.value as { content: string }).content;
+        },
+      },
+    ];
+    const texts = await Promise.all(paths.map((p) => p.read()));
+    if (new Set(texts).size !== 1) throw new Error('the read paths disagree on the page HTML');
+    const times = new Map<string, number[]>(paths.map((p) => [p.key, []]));
+    for (let i = 0; i < WARMUP + SAMPLES; i++) {
+      // Rotate the order so that no path always runs first.
+      for (let j = 0; j < paths.length; j++) {
+        const p = paths[(i + j) % paths.length] as ReadPath;
+        const started = performance.now();
+        await p.read();
+        if (i >= WARMUP) times.get(p.key)?.push(performance.now() - started);
+      }
+    }
+    const med = (key: string): number => median(times.get(key) ?? []);
+    const rows: Row[] = paths.map((p) => ({
+      key: `ops.read_path.${p.key}_ms`,
+      label: `page HTML read: ${p.label}`,
+      value: med(p.key),
+      unit: 'ms',
+      digits: 2,
+      detail: `n=${SAMPLES}, range ${range(times.get(p.key) ?? [], 2)} ms, ${texts[0]?.length ?? 0} chars`,
+    }));
+    for (const key of ['isolated', 'dom']) {
+      rows.push({
+        key: `ops.read_path.${key}_ratio`,
+        label: `page HTML read: ${key === 'dom' ? 'DOM domain' : 'isolated world'} / puppeteer`,
+        value: med(key) / med('puppeteer'),
+        unit: 'x',
+        target: atMost(1.1, '×'),
+      });
+    }
+    return rows;
+  } finally {
+    await session.detach().catch(() => undefined);
+  }
+}
+
 export const opsRatioSection: BenchSection = {
   id: 'ops',
   title: `API vs direct puppeteer on the same warm page (medians of ${SAMPLES}, interleaved)`,
@@ -156,6 +250,8 @@ export const opsRatioSection: BenchSection = {
         ctx.progress(`ops: ${op.label}`);
         rows.push(...(await compare(w, pageId, page, op)));
       }
+      ctx.progress('ops: page HTML read paths');
+      rows.push(...(await readPaths(page)));
       rows.push({
         key: 'ops.page_elements',
         label: 'fixture page elements',

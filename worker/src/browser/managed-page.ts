@@ -6,6 +6,7 @@ import { Busy, BrowserFailure, Locked, Timeout } from '../errors';
 import { epochSeconds, withTimeout } from '../util';
 import { Call, CallStopped } from './call';
 import { MainFrameUrl } from './main-frame-url';
+import { evaluateInWorld } from './isolated-world';
 import { TimedMutex } from './mutex';
 import type { PageTiming } from './timing';
 import { DEFAULT_TIMING, navigationDeadlineMs } from './timing';
@@ -274,10 +275,8 @@ export class ManagedPage {
   probe(): void {
     if (this.probing || this.closed || this.crashed) return;
     this.probing = true;
-    const ask = this.session.send('Runtime.evaluate', {
-      expression: 'document.title',
-      returnByValue: true,
-    });
+    // Asked in our isolated world: the page's own scripts can neither see nor hook the read.
+    const ask = evaluateInWorld(this, (command) => command(this.session), 'document.title');
     let answered = false;
     const timer = setTimeout(() => {
       if (answered) return;
@@ -291,8 +290,7 @@ export class ManagedPage {
       );
     }, PROBE_TIMEOUT_MS);
     ask
-      .then((res) => {
-        const value = (res.result as { value?: unknown }).value;
+      .then((value) => {
         if (typeof value === 'string') this.title = value;
         this.responsive = true;
         this.healed();
