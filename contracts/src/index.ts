@@ -8,3 +8,4 @@ export * from './waker';
 export * from './supervisor';
 export * from './http';
 export * from './process';
+export * from './identity';

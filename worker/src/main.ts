@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { CommitInfo } from '@persona-browser/contracts';
+import type { CommitInfo, ProxyIdentity } from '@persona-browser/contracts';
 import { readCommit } from '@persona-browser/contracts';
 import { startVnc, startXvfb } from '@persona-browser/xvfb';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
@@ -22,6 +22,11 @@ import { pluginRandom } from './plugins/random';
 import { discoverPlugins } from './plugins/discover';
 import { familySecrets, registerBlacklists } from './plugins/families';
 import { ProxyErrors } from './system-info';
+import { identityLaunch } from './identity/apply';
+import { applyIdentityToPage } from './identity/page';
+import { readIdentity } from './identity/read';
+import type { ProxyRelay } from './identity/relay';
+import { startRelay } from './identity/relay';
 
 const DRAIN_MS = 5_000;
 
@@ -33,9 +38,12 @@ function fatal(message: string): never {
 async function main(): Promise<void> {
   let config: Config;
   let executablePath: string;
+  let identity: ProxyIdentity | null;
   try {
     config = loadConfig(process.env, defaultRepoRoot(), DEFAULT_PLUGINS_DIR);
     executablePath = findBrowserBinary(config.chromePath);
+    // A broken identity file stops the worker here: never a browser without its proxy.
+    identity = readIdentity(config.personaDir);
   } catch (err) {
     if (err instanceof ConfigError || err instanceof Error) fatal(err.message);
     throw err;
@@ -51,6 +59,7 @@ async function main(): Promise<void> {
     config.visionKeyGratis,
     config.visionKeyPaga,
     ...familySecrets(plugins, config.env),
+    identity?.proxy.password ?? null,
   ]);
   for (const b of plugins.broken)
     logger.error('plugin skipped', { plugin: b.name, error: b.error });
@@ -67,6 +76,25 @@ async function main(): Promise<void> {
     await claimProfile(config.profileDir);
   } catch (err) {
     fatal((err as Error).message);
+  }
+
+  // Every browser request goes through the relay, which adds the session's credentials.
+  let relay: ProxyRelay | null = null;
+  if (identity) {
+    try {
+      relay = await startRelay({ ...identity.proxy, upstream: identity.proxy.server, logger });
+    } catch (err) {
+      fatal(`cannot start the proxy relay: ${(err as Error).message}`);
+    }
+    logger.info('proxy identity applied', {
+      upstream: new URL(identity.proxy.server).host,
+      session: identity.session,
+      exit_ip: identity.exit_ip,
+      country: identity.country,
+      timezone: identity.timezone,
+      locale: identity.locale,
+      relay_port: relay.port,
+    });
   }
 
   let xvfb: VirtualDisplay | null = null;
@@ -91,7 +119,8 @@ async function main(): Promise<void> {
     logger,
   });
 
-  const proxyErrors = new ProxyErrors(config.personaDir);
+  const launchIdentity = identity && relay ? identityLaunch(identity, relay.port) : null;
+  const proxyErrors = new ProxyErrors(config.personaDir, () => relay?.failures ?? 0);
   const media = new MediaStore({ ttlMs: config.mediaTtlMs, capBytes: config.mediaCapBytes });
   const captures = new CaptureRegistry();
   for (const problem of registerBlacklists(plugins, config.env, captures.blacklist))
@@ -107,13 +136,15 @@ async function main(): Promise<void> {
     display,
     devtoolsPort: config.devtoolsPort,
     noSandbox: config.chromeNoSandbox,
+    extraArgs: launchIdentity?.args,
+    extraEnv: launchIdentity?.env,
     slowmoMs: config.slowmoMs,
     timing: config.timing,
     logger,
     hooks: {
-      onPageCreated: (p) => {
-        p.page.on('requestfailed', (r) => proxyErrors.record(r.failure()?.errorText));
+      onPageCreated: async (p) => {
         captures.attach(p);
+        if (identity) await applyIdentityToPage(p, identity);
         // The page is handed out only once its capture listens.
         return captures.ready(p.id);
       },
@@ -144,6 +175,7 @@ async function main(): Promise<void> {
     live.close();
     server.closeAllConnections();
     await navigator.stop().catch((err: unknown) => logger.error('browser stop failed', { err }));
+    await relay?.close();
     releaseProfile(config.profileDir);
     media.close();
     await vnc?.stop();

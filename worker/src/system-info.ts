@@ -1,22 +1,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { IDENTITY_FILE } from '@persona-browser/contracts';
 
-/** The file the waker writes when it gives a persona a proxy identity. */
-export const IDENTITY_FILE = 'proxy-identity.json';
-
-/** Browser requests that failed at the proxy; null while the persona has no proxy identity. */
+/**
+ * Ping's `proxy_errors`: browser requests that failed at the proxy, null while the persona has
+ * no proxy identity file. The count itself is the relay's (worker/src/identity/relay.ts), the
+ * one place every proxied request passes; nothing else counts, so none is counted twice.
+ */
 export class ProxyErrors {
-  private count = 0;
-
-  constructor(private readonly personaDir: string | null) {}
-
-  record(errorText: string | undefined): void {
-    if (errorText && /ERR_(PROXY|TUNNEL)/.test(errorText)) this.count += 1;
-  }
+  constructor(
+    private readonly personaDir: string | null,
+    private readonly failures: () => number = () => 0,
+  ) {}
 
   value(): number | null {
     if (!this.personaDir || !fs.existsSync(path.join(this.personaDir, IDENTITY_FILE))) return null;
-    return this.count;
+    return this.failures();
   }
 }
 

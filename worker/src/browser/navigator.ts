@@ -17,6 +17,9 @@ export interface NavigatorOptions {
   devtoolsPort?: number | null;
   /** Run Chromium without its sandbox (CHROME_NO_SANDBOX). */
   noSandbox?: boolean;
+  /** More Chromium switches and environment (a proxy identity's: worker/src/identity/apply.ts). */
+  extraArgs?: string[];
+  extraEnv?: Record<string, string>;
   slowmoMs: number;
   /** The waits of page calls (default: SPEC's). */
   timing?: PageTiming;
@@ -104,6 +107,7 @@ export class Navigator {
 
   private async launch(): Promise<void> {
     const started = Date.now();
+    // The options carry extraArgs and extraEnv on to the launch.
     const browser = await launchBrowser(this.opts);
     this.browser = browser;
     this.pool = new PagePool(

@@ -1,0 +1,34 @@
+import type { CDPSession } from 'puppeteer-core';
+import type { ProxyIdentity } from '@persona-browser/contracts';
+import type { ManagedPage } from '../browser/managed-page';
+import { identityGeolocation } from './apply';
+
+/**
+ * What the command line cannot give a page, set on each pool page as it is made:
+ *
+ * - the identity's position for `navigator.geolocation`, with the permission granted so that
+ *   no prompt appears;
+ * - the identity's locale as the default of `Intl`. This Chromium ships the en-US resources
+ *   only, so LANG and `--lang` leave `Intl.DateTimeFormat().resolvedOptions().locale` at en-US
+ *   in pages and workers alike (measured, Chromium 156). `Emulation.setLocaleOverride` on the
+ *   page's target reaches the page and its dedicated workers (measured, same build).
+ *
+ * The time zone needs nothing here: TZ in the browser's environment reaches pages and dedicated
+ * workers (measured: both report the identity's zone and offset). A prerendered page that is
+ * activated moves to a new target: the overrides follow it there.
+ */
+export async function applyIdentityToPage(p: ManagedPage, identity: ProxyIdentity): Promise<void> {
+  const position = identityGeolocation(identity);
+  // On the browser's own connection: a grant made through a DevTools session is withdrawn when
+  // that session detaches. No origin: every site may ask, as a person who allowed it would.
+  await p.page
+    .browser()
+    .defaultBrowserContext()
+    .setPermission('*', { permission: { name: 'geolocation' }, state: 'granted' });
+  const apply = async (session: CDPSession): Promise<void> => {
+    await session.send('Emulation.setGeolocationOverride', position);
+    await session.send('Emulation.setLocaleOverride', { locale: identity.locale });
+  };
+  await apply(p.session);
+  p.onSessionSwap((session) => void apply(session).catch(() => undefined));
+}
