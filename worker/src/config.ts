@@ -23,6 +23,10 @@ export interface Config {
    * sandbox cannot work (no user namespaces); always the case when running as root. */
   chromeNoSandbox: boolean;
   display: string | null;
+  /** The time zone and locale pages tell when the persona has no proxy identity (which wins):
+   * `BROWSER_TIMEZONE` (IANA) and `BROWSER_LOCALE` (BCP 47); null keeps the machine's. */
+  browserTimezone: string | null;
+  browserLocale: string | null;
   vncPort: number | null;
   /** Serve the browser's DevTools on this localhost port too (0: any free one), or null. */
   devtoolsPort: number | null;
@@ -78,6 +82,16 @@ const schema = Joi.object({
   CHROME_PATH: optionalString,
   CHROME_NO_SANDBOX: Joi.boolean().default(false),
   DISPLAY: optionalString,
+  BROWSER_TIMEZONE: optionalString
+    .custom((value: string) => {
+      // Throws RangeError for a zone the ICU data does not know.
+      new Intl.DateTimeFormat('en-US', { timeZone: value });
+      return value;
+    }, 'IANA time zone')
+    .messages({ 'any.custom': '{{#label}} is not a known IANA time zone' }),
+  BROWSER_LOCALE: optionalString.pattern(/^[a-z]{2,3}(-[A-Z]{2})?$/).messages({
+    'string.pattern.base': '{{#label}} must be a locale such as de-DE',
+  }),
   VNC_PORT: Joi.number().integer().min(1).max(65535),
   DEVTOOLS_PORT: Joi.number().integer().min(0).max(65535),
   MEDIA_TTL_SECONDS: Joi.number().positive().default(300),
@@ -151,6 +165,8 @@ export function loadConfig(
     chromePath: str('CHROME_PATH'),
     chromeNoSandbox: v.CHROME_NO_SANDBOX as boolean,
     display: str('DISPLAY'),
+    browserTimezone: str('BROWSER_TIMEZONE'),
+    browserLocale: str('BROWSER_LOCALE'),
     vncPort: typeof v.VNC_PORT === 'number' ? v.VNC_PORT : null,
     devtoolsPort: typeof v.DEVTOOLS_PORT === 'number' ? v.DEVTOOLS_PORT : null,
     mediaTtlMs: (v.MEDIA_TTL_SECONDS as number) * 1000,

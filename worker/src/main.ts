@@ -22,8 +22,8 @@ import { pluginRandom } from './plugins/random';
 import { discoverPlugins } from './plugins/discover';
 import { familySecrets, registerBlacklists } from './plugins/families';
 import { ProxyErrors } from './system-info';
-import { identityLaunch } from './identity/apply';
-import { applyIdentityToPage } from './identity/page';
+import { identityLaunch, presenceLaunch } from './identity/apply';
+import { applyIdentityToPage, applyLocaleToPage } from './identity/page';
 import { readIdentity } from './identity/read';
 import type { ProxyRelay } from './identity/relay';
 import { startRelay } from './identity/relay';
@@ -119,7 +119,12 @@ async function main(): Promise<void> {
     logger,
   });
 
-  const launchIdentity = identity && relay ? identityLaunch(identity, relay.port) : null;
+  // An identity sets where the person is; without one, BROWSER_TIMEZONE and BROWSER_LOCALE may.
+  const launchIdentity =
+    identity && relay
+      ? identityLaunch(identity, relay.port)
+      : presenceLaunch({ timezone: config.browserTimezone, locale: config.browserLocale });
+  const pageLocale = identity ? null : config.browserLocale;
   const proxyErrors = new ProxyErrors(config.personaDir, () => relay?.failures ?? 0);
   const media = new MediaStore({ ttlMs: config.mediaTtlMs, capBytes: config.mediaCapBytes });
   const captures = new CaptureRegistry();
@@ -136,8 +141,8 @@ async function main(): Promise<void> {
     display,
     devtoolsPort: config.devtoolsPort,
     noSandbox: config.chromeNoSandbox,
-    extraArgs: launchIdentity?.args,
-    extraEnv: launchIdentity?.env,
+    extraArgs: launchIdentity.args,
+    extraEnv: launchIdentity.env,
     slowmoMs: config.slowmoMs,
     timing: config.timing,
     logger,
@@ -145,6 +150,7 @@ async function main(): Promise<void> {
       onPageCreated: async (p) => {
         captures.attach(p);
         if (identity) await applyIdentityToPage(p, identity);
+        else if (pageLocale) await applyLocaleToPage(p, pageLocale);
         // The page is handed out only once its capture listens.
         return captures.ready(p.id);
       },

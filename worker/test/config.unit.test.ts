@@ -73,6 +73,8 @@ describe('environment files', () => {
     ['VNC_PORT', 'x'],
     ['LIVE_CONTROL_GRACE_SECONDS', '-1'],
     ['LIVE_CONTROL_LEASE_SECONDS', '0'],
+    ['BROWSER_TIMEZONE', 'Mars/Olympus'],
+    ['BROWSER_LOCALE', 'german'],
   ])('a bad %s=%s is refused with a message naming it', (name, value) => {
     const root = repo({});
     expect(() => loadConfig({ [name]: value }, root)).toThrow(ConfigError);
@@ -94,6 +96,14 @@ describe('environment files', () => {
     // The supervisor and the waker validate these; a worker sharing their .env starts anyway.
     const c = loadConfig({ HEALTH_TIMEOUT: 'soon', UPDATE_INTERVAL: 'x' }, repo({}));
     expect(c.port).toBe(5000);
+  });
+
+  test('BROWSER_TIMEZONE and BROWSER_LOCALE: a known zone and a locale, else the machine’s', () => {
+    const root = repo({});
+    expect(loadConfig({}, root)).toMatchObject({ browserTimezone: null, browserLocale: null });
+    expect(
+      loadConfig({ BROWSER_TIMEZONE: 'Europe/Berlin', BROWSER_LOCALE: 'de-DE' }, root),
+    ).toMatchObject({ browserTimezone: 'Europe/Berlin', browserLocale: 'de-DE' });
   });
 
   test('a missing persona folder is named', () => {

@@ -241,6 +241,51 @@ describe('a persona without a proxy identity', () => {
   });
 });
 
+describe('a persona at home with its own time zone and locale', () => {
+  let site: IdentitySite;
+  let w: RunningWorker;
+  let report: Record<string, any>;
+
+  beforeAll(async () => {
+    site = await startIdentitySite();
+    // Newfoundland: a half-hour offset that no test machine has by accident.
+    w = await startWorker({
+      dir: personaWith(null),
+      env: { BROWSER_TIMEZONE: 'America/St_Johns', BROWSER_LOCALE: 'pt-BR' },
+    });
+    await w.waitInitialized();
+    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'home' } });
+    const nav = await w.call('POST', '/api/v1/ops/home/navigate', {
+      body: { url: `${site.url}/probe` },
+    });
+    expect(nav.body).toMatchObject({ success: true, status_code: 200 });
+    report = await probeReport(w, 'home');
+  });
+  afterAll(async () => {
+    await w?.stop();
+    await site?.close();
+  });
+
+  test('the page and its worker tell BROWSER_TIMEZONE and BROWSER_LOCALE, with its languages', () => {
+    for (const where of ['page', 'worker']) {
+      expect({ where, ...report[where] }).toMatchObject({
+        where,
+        timeZone: 'America/St_Johns',
+        locale: 'pt-BR',
+        language: 'pt-BR',
+        languages: ['pt-BR', 'pt', 'en'],
+      });
+      // -210 in winter (NST), -150 in summer (NDT): never a whole hour.
+      expect([210, 150]).toContain(report[where].offset);
+    }
+    expect(report.fetch).toBe('pt-BR,pt;q=0.9,en;q=0.8');
+  });
+
+  test('no proxy: proxy_errors stays null', async () => {
+    expect(await proxyErrors(w)).toBeNull();
+  });
+});
+
 describe('a broken identity file', () => {
   const refusal = async (text: string): Promise<string> => {
     const dir = personaWith(text);

@@ -29,6 +29,33 @@ export function posixLocale(locale: string): string {
   return `${locale.replace('-', '_')}.UTF-8`;
 }
 
+/** Where and in which language the person is: the time zone and locale every page tells. */
+export interface Presence {
+  timezone: string | null;
+  locale: string | null;
+}
+
+/**
+ * The switches and environment for a time zone and a language: TZ for the time zone (it
+ * reaches pages and dedicated workers), LANG/LANGUAGE for the process and its UI, `--lang`,
+ * and `--accept-lang` for navigator.language(s) and the Accept-Language header. `--accept-lang`
+ * takes a plain list: Chromium adds the q-weights to the header itself.
+ */
+export function presenceLaunch(presence: Presence): IdentityLaunch {
+  const args: string[] = [];
+  const env: Record<string, string> = {};
+  if (presence.timezone) env.TZ = presence.timezone;
+  if (presence.locale) {
+    const languages = preferredLanguages(presence.locale);
+    args.push(`--lang=${presence.locale}`, `--accept-lang=${languages.join(',')}`);
+    env.LANG = posixLocale(presence.locale);
+    env.LANGUAGE = languages.map((l) => l.replace('-', '_')).join(':');
+    // An LC_ALL inherited from the host would outrank LANG; empty counts as unset.
+    env.LC_ALL = '';
+  }
+  return { args, env };
+}
+
 /**
  * The switches and environment that make Chromium one consistent person behind the proxy:
  *
@@ -39,27 +66,18 @@ export function posixLocale(locale: string): string {
  *   The switch is `--webrtc-ip-handling-policy` (measured, Chromium 156: the older
  *   `--force-webrtc-ip-handling-policy` is not in this binary; with it a STUN server still got
  *   UDP and the page a `srflx` candidate holding the machine's address; with this one, neither);
- * - the identity's time zone (TZ) and language (LANG/LANGUAGE for the process and its UI,
- *   `--lang`, and `--accept-lang` for navigator.language(s) and the Accept-Language header).
- *   `--accept-lang` takes a plain list: Chromium adds the q-weights to the header itself.
+ * - the identity's time zone and language (`presenceLaunch`).
  */
 export function identityLaunch(identity: ProxyIdentity, relayPort: number): IdentityLaunch {
-  const languages = preferredLanguages(identity.locale);
+  const presence = presenceLaunch(identity);
   return {
     args: [
       `--proxy-server=http://127.0.0.1:${relayPort}`,
       '--proxy-bypass-list=<-loopback>',
       '--webrtc-ip-handling-policy=disable_non_proxied_udp',
-      `--lang=${identity.locale}`,
-      `--accept-lang=${languages.join(',')}`,
+      ...presence.args,
     ],
-    env: {
-      TZ: identity.timezone,
-      LANG: posixLocale(identity.locale),
-      LANGUAGE: languages.map((l) => l.replace('-', '_')).join(':'),
-      // An LC_ALL inherited from the host would outrank LANG; empty counts as unset.
-      LC_ALL: '',
-    },
+    env: presence.env,
   };
 }
 

@@ -25,10 +25,27 @@ export async function applyIdentityToPage(p: ManagedPage, identity: ProxyIdentit
     .browser()
     .defaultBrowserContext()
     .setPermission('*', { permission: { name: 'geolocation' }, state: 'granted' });
-  const apply = async (session: CDPSession): Promise<void> => {
+  await onEverySession(p, async (session) => {
     await session.send('Emulation.setGeolocationOverride', position);
-    await session.send('Emulation.setLocaleOverride', { locale: identity.locale });
-  };
+  });
+  await applyLocaleToPage(p, identity.locale);
+}
+
+/**
+ * The locale as the default of `Intl` in the page and its dedicated workers (the command line
+ * cannot give it: see above), for a persona that sets `BROWSER_LOCALE` or wears an identity.
+ */
+export async function applyLocaleToPage(p: ManagedPage, locale: string): Promise<void> {
+  await onEverySession(p, async (session) => {
+    await session.send('Emulation.setLocaleOverride', { locale });
+  });
+}
+
+/** Runs `apply` on the page's session now and on every session it moves to later. */
+async function onEverySession(
+  p: ManagedPage,
+  apply: (session: CDPSession) => Promise<void>,
+): Promise<void> {
   await apply(p.session);
   p.onSessionSwap((session) => void apply(session).catch(() => undefined));
 }
