@@ -36,15 +36,18 @@ tr:nth-child(even){background:#f3f6fa}
 background:linear-gradient(135deg,#fff,#e8f0ff)}
 </style>`;
 
-/** A realistic article page: navigation, paragraphs, a data table, cards, a form (~700 elements). */
-function contentPage(): string {
+/**
+ * A realistic article page: navigation, paragraphs, a data table, cards, a form (~700
+ * elements); `scale` repeats the article and the table (15: ~500 kB, a large site's page).
+ */
+function contentPage(scale = 1): string {
   const nav = Array.from({ length: 20 }, (_, i) => `<a href="/section/${i}">${words(i, 1)}</a>`);
   const paragraphs = Array.from(
-    { length: 60 },
+    { length: 60 * scale },
     (_, i) => `<h3>${words(i, 3)}</h3><p>${words(i, 40)} <em>${words(i + 1, 3)}</em>.</p>`,
   );
   const rows = Array.from(
-    { length: 50 },
+    { length: 50 * scale },
     (_, r) =>
       `<tr>${Array.from({ length: 6 }, (_, c) => `<td>${words(r * 6 + c, 2)} ${r * c}</td>`).join('')}</tr>`,
   );
@@ -63,6 +66,7 @@ function contentPage(): string {
 
 export async function startFixture(): Promise<Fixture> {
   const content = contentPage();
+  const large = contentPage(15);
   const server = http.createServer((req, res) => {
     const pathname = new URL(req.url ?? '/', 'http://x').pathname;
     const html = (status: number, body: string): void => {
@@ -70,6 +74,7 @@ export async function startFixture(): Promise<Fixture> {
       res.end(body);
     };
     if (pathname === '/content') return html(200, content);
+    if (pathname === '/content-large') return html(200, large);
     if (pathname === '/freeze') {
       // The renderer stops answering shortly after load: the worker should mark the page stuck.
       return html(

@@ -219,6 +219,27 @@ async function readPaths(page: Page): Promise<Row[]> {
   }
 }
 
+/**
+ * The HTTP round trip alone (GET /api/v1/system/status: no page, no browser), on the same
+ * keep-alive client: the part of an API call that no page read can remove.
+ */
+async function httpFloor(w: BenchWorker): Promise<Row> {
+  const times: number[] = [];
+  for (let i = 0; i < WARMUP + SAMPLES; i++) {
+    const r = await w.client.request('GET', '/api/v1/system/status');
+    if (r.status !== 200) throw new Error(`system/status answered ${r.status}`);
+    if (i >= WARMUP) times.push(r.ms);
+  }
+  return {
+    key: 'ops.http_floor_ms',
+    label: 'HTTP round trip (system/status)',
+    value: median(times),
+    unit: 'ms',
+    digits: 2,
+    detail: `n=${SAMPLES}, range ${range(times, 2)} ms`,
+  };
+}
+
 export const opsRatioSection: BenchSection = {
   id: 'ops',
   title: `API vs direct puppeteer on the same warm page (medians of ${SAMPLES}, interleaved)`,
@@ -252,6 +273,26 @@ export const opsRatioSection: BenchSection = {
       }
       ctx.progress('ops: page HTML read paths');
       rows.push(...(await readPaths(page)));
+      // A large site's page (~500 kB): the fixed cost of the HTTP hop weighs less, the cheaper
+      // read more.
+      ctx.progress('ops: extract-content on a large page');
+      const largeUrl = `${ctx.fixture.url}/content-large`;
+      const large = await w.client.json('POST', `/api/v1/ops/${pageId}/navigate`, {
+        url: largeUrl,
+      });
+      if (large.status !== 200) throw new Error(`navigate answered ${large.status}`);
+      const largePage = (await browser.pages()).find((p) => p.url() === largeUrl);
+      if (!largePage) throw new Error(`no page at ${largeUrl} in the worker's browser`);
+      const extract = OPS[0] as Op;
+      rows.push(
+        ...(await compare(w, pageId, largePage, {
+          ...extract,
+          key: 'extract_content_large',
+          label: 'extract-content (large page)',
+        })),
+      );
+      ctx.progress('ops: HTTP round trip');
+      rows.push(await httpFloor(w));
       rows.push({
         key: 'ops.page_elements',
         label: 'fixture page elements',
