@@ -7,6 +7,7 @@ import type { Fixture } from './helpers/fixture';
 import { startFixture } from './helpers/fixture';
 import type { InProcessBrowser } from './helpers/in-process';
 import { startInProcessBrowser } from './helpers/in-process';
+import { inMainWorld } from './helpers/main-world';
 
 /**
  * A gesture stopped by its call's deadline stops at once and hands the page back usable: no
@@ -30,14 +31,14 @@ afterAll(async () => {
 async function load(query = ''): Promise<void> {
   await mp.page.goto(`${site.url}/input${query}`, { waitUntil: 'domcontentloaded' });
   // Key releases too, which the page's own log leaves out.
-  await mp.page.evaluate(() => {
+  await inMainWorld(mp, () => {
     const w = window as unknown as { __ups: string[] };
     w.__ups = [];
     addEventListener('keyup', (e) => w.__ups.push(e.key), true);
   });
 }
 
-const read = <T>(expr: string): Promise<T> => mp.page.evaluate(expr) as Promise<T>;
+const read = <T>(expr: string): Promise<T> => inMainWorld<T>(mp, expr);
 
 test('typing stopped at its deadline lets go of Shift; the field keeps what was typed; the page works on', async () => {
   await load();
@@ -85,7 +86,7 @@ test('a press stopped at its deadline is released: the mouse button is not left 
   await load();
   // The page answers the press late (its handler is busy for 3 s): the deadline falls
   // between the press and the release.
-  await mp.page.evaluate(() => {
+  await inMainWorld(mp, () => {
     document.getElementById('btn')?.addEventListener('mousedown', () => {
       const until = performance.now() + 3_000;
       while (performance.now() < until) {

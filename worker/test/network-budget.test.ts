@@ -13,6 +13,7 @@ import { CaptureRegistry } from '../src/capture/registry';
 import { DEFAULT_BUDGET_BYTES } from '../src/capture/store';
 import type { NetworkFixture } from './helpers/network-fixture';
 import { TEXT_BODY, startNetworkFixture } from './helpers/network-fixture';
+import { waitInMainWorld } from './helpers/main-world';
 
 /**
  * The capture registry driven directly, on a real headed Chromium: the same code path as the
@@ -95,10 +96,7 @@ async function stream(
       `${site.url}/ws-stream?count=${count}&size=${size}&binary=${binary ? 1 : 0}`,
       { waitUntil: 'domcontentloaded' },
     );
-    await mp.page.waitForFunction(`document.title === 'stream done ${count}'`, {
-      timeout: 180_000,
-      polling: 100,
-    });
+    await waitInMainWorld(mp, `document.title === 'stream done ${count}'`, 180_000);
     // The close line is the last one the capture makes for this stream.
     const capture = registry.get(mp.id);
     const until = Date.now() + 30_000;
