@@ -2,6 +2,7 @@ import os from 'node:os';
 import { startFixture } from './fixture';
 import type { Fixture } from './fixture';
 import { latencySection } from './latency';
+import { evasionsSection } from './evasions';
 import { memorySection } from './memory';
 import { networkSection } from './network';
 import { opsRatioSection } from './ops-ratio';
@@ -25,6 +26,7 @@ const SECTIONS: BenchSection[] = [
   opsRatioSection,
   memorySection,
   networkSection,
+  evasionsSection,
 ];
 
 function selected(): BenchSection[] {

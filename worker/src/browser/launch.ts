@@ -43,12 +43,13 @@ export const WINDOW = { width: 1920, height: 1080 - PANEL_HEIGHT };
 
 /**
  * The stealth plugin's evasions the worker enables: only those the detector measurement shows
- * to help a headed browser (`npm run bench`, section `evasions`). The others fix what headless
- * browsers lack and, on a headed one, add the very inconsistencies detectors look for (a
- * Windows user agent on Linux, 4 cores in the page and 2 in workers, an invented WebGL vendor,
- * proxied functions counted as lies, their code in stack traces).
+ * to help a headed browser (`npm run bench:evasions`). `navigator.webdriver`
+ * (its `--disable-blink-features=AutomationControlled`) clears seven flags; no other evasion
+ * clears any, and user-agent-override, navigator.hardwareConcurrency, webgl.vendor and
+ * iframe.contentWindow each add some: they fix what headless browsers lack and, on a headed one,
+ * contradict the real browser and its workers.
  */
-export const STEALTH_EVASIONS = ['defaultArgs', 'navigator.webdriver'] as const;
+export const STEALTH_EVASIONS: readonly string[] = ['navigator.webdriver'];
 
 export function chromiumArgs(): string[] {
   return [
@@ -88,6 +89,8 @@ export interface LaunchOptions {
   extraArgs?: string[];
   /** More environment for the browser process (a proxy identity's time zone and language). */
   extraEnv?: Record<string, string>;
+  /** The stealth evasions to enable: STEALTH_EVASIONS unless a measurement asks otherwise. */
+  evasions?: readonly string[];
 }
 
 /**
@@ -108,7 +111,7 @@ export function sandboxArgs(noSandbox: boolean, uid: number | null): string[] {
 export async function launchBrowser(opts: LaunchOptions): Promise<Browser> {
   await claimProfile(opts.profileDir);
   const puppeteer = addExtra(puppeteerCore);
-  puppeteer.use(StealthPlugin({ enabledEvasions: new Set(STEALTH_EVASIONS) }));
+  puppeteer.use(StealthPlugin({ enabledEvasions: new Set(opts.evasions ?? STEALTH_EVASIONS) }));
   const args = [...chromiumArgs(), '--remote-debugging-pipe'];
   if (opts.devtoolsPort !== undefined && opts.devtoolsPort !== null) {
     args.push(`--remote-debugging-port=${opts.devtoolsPort}`);

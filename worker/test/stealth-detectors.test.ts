@@ -1,0 +1,223 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import puppeteer from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
+import type { VirtualDisplay } from '@persona-browser/xvfb';
+import { startXvfb } from '@persona-browser/xvfb';
+import { findBrowserBinary } from '../src/browser/launch';
+import type { DetectorSite, HookReport, Signal } from '../testkit/detector-site';
+import { startDetectorSite } from '../testkit/detector-site';
+import type { RunningWorker } from './helpers/worker';
+import { sleep, startWorker } from './helpers/worker';
+
+/**
+ * The worker's pages against detector pages served from loopback: this product's own checks
+ * (one test per named signal) and two public detectors installed from the registry, BotD and
+ * fpscanner. Every result is what the page's own script found and posted back; the test never
+ * evaluates anything in the page. The same pages catch a plain puppeteer browser (last block),
+ * so the checks can fail.
+ */
+
+interface BotdReport {
+  bot: boolean;
+  botKind: string | null;
+  flagged: string[];
+  error?: string;
+}
+interface FpscannerReport {
+  bot: boolean;
+  details: Record<string, { detected: boolean; severity: string }>;
+  error?: string;
+}
+
+const signalOf = (signals: Signal[], name: string): Signal => {
+  const s = signals.find((x) => x.name === name);
+  if (!s) throw new Error(`the page reported no ${name} signal: ${JSON.stringify(signals)}`);
+  return s;
+};
+
+/** The hooks' report posted after `since`: every call the page saw up to then. */
+async function hooksAfter(site: DetectorSite, since: number): Promise<HookReport> {
+  const wait = Math.max(0, since - Date.now()) + 1_200;
+  await sleep(wait);
+  site.reset();
+  return site.waitFor<HookReport>('hooks');
+}
+
+describe('a worker page against the detector pages', () => {
+  let site: DetectorSite;
+  let w: RunningWorker;
+  let own: Signal[];
+  let hooks: HookReport;
+  let botd: BotdReport;
+  let fpscanner: FpscannerReport;
+
+  const go = async (url: string): Promise<void> => {
+    const nav = await w.call('POST', '/api/v1/ops/d/navigate', { body: { url } });
+    expect(nav.body).toMatchObject({ success: true, status_code: 200 });
+  };
+
+  beforeAll(async () => {
+    site = await startDetectorSite();
+    // As a persona at home is set up: its own time zone and language, not the machine's UTC.
+    w = await startWorker({
+      env: { BROWSER_TIMEZONE: 'Europe/Berlin', BROWSER_LOCALE: 'de-DE' },
+    });
+    await w.waitInitialized();
+    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'd' } });
+
+    await go(`${site.url}/own`);
+    own = await site.waitFor<Signal[]>('own');
+    // Everything a client does with a page, while the hooks watch the main world: reading it,
+    // looking at it, clicking and typing, and the health probe that runs every 2 s.
+    for (const [method, route, body] of [
+      ['POST', 'ops/d/extract-content', undefined],
+      ['GET', 'ops/d/screenshot', undefined],
+      ['POST', 'primitive/d/check-visible', { selector: '#btn' }],
+      ['POST', 'primitive/d/click-element', { selector: '#field' }],
+      ['POST', 'primitive/d/type-text', { text: 'hallo' }],
+      ['POST', 'primitive/d/hover-element', { selector: '#btn' }],
+      ['POST', 'primitive/d/scroll-page', { distance: 200 }],
+      ['POST', 'ops/d/extract-content', undefined],
+    ] as const) {
+      const r = await w.call(method, `/api/v1/${route}`, body ? { body } : {});
+      expect({ route, status: r.status, success: r.body.success }).toEqual({
+        route,
+        status: 200,
+        success: true,
+      });
+    }
+    hooks = await hooksAfter(site, Date.now() + 4_500);
+
+    await go(`${site.url}/botd`);
+    botd = await site.waitFor<BotdReport>('botd');
+    await go(`${site.url}/fpscanner`);
+    fpscanner = await site.waitFor<FpscannerReport>('fpscanner');
+  }, 120_000);
+  afterAll(async () => {
+    await w?.stop();
+    await site?.close();
+  });
+
+  const passes = (name: string): void => {
+    const s = signalOf(own, name);
+    // The detail is in the failure message: what the page saw.
+    expect(s).toEqual({ name, pass: true, detail: s.detail });
+  };
+
+  test('webdriver: navigator.webdriver is false in page and worker, from the native getter', () =>
+    passes('webdriver'));
+  test('runtime_enable: console.debug of an Error does not read its stack (no Runtime domain)', () =>
+    passes('runtime_enable'));
+  test('ua_consistency: user agent, platform, client hints and full version list agree, page and worker', () =>
+    passes('ua_consistency'));
+  test('hardware: cores and memory agree in page and worker', () => passes('hardware'));
+  test('webgl: the page has WebGL, with the same vendor and renderer as its worker', () =>
+    passes('webgl'));
+  test('languages: navigator.languages, language and Intl agree, page and worker', () =>
+    passes('languages'));
+  test('timezone: a real zone, not UTC, the same in page and worker', () => passes('timezone'));
+  test('screen: a taskbar’s worth of availHeight less than height; window chrome around the page', () =>
+    passes('screen'));
+  test('plugins: the PDF viewer and its plugins, as a desktop Chrome lists them', () =>
+    passes('plugins'));
+  test('native_functions: what evasions would patch is native, named and unproxied', () =>
+    passes('native_functions'));
+  test('iframe: a srcdoc frame is a real window that agrees with the page', () => passes('iframe'));
+  test('chrome_object: window.chrome is there with native members only', () =>
+    passes('chrome_object'));
+  test('every check the page ran is one of the named signals above', () => {
+    expect(own.map((s) => s.name).sort()).toEqual(
+      [
+        'chrome_object',
+        'hardware',
+        'iframe',
+        'languages',
+        'native_functions',
+        'plugins',
+        'runtime_enable',
+        'screen',
+        'timezone',
+        'ua_consistency',
+        'webdriver',
+        'webgl',
+      ].sort(),
+    );
+  });
+
+  test('stack_markers: main-world hooks on DOM reads see no call from the worker, no pptr: stack', () => {
+    expect(hooks.selfTestSeen).toBe(true);
+    expect(hooks.foreign).toEqual([]);
+  });
+
+  test('BotD: not a bot, no detector flagged', () => {
+    expect(botd).toEqual({ bot: false, botKind: null, flagged: [] });
+  });
+
+  test('fpscanner: no detection but the low-severity software renderer (SwiftShader)', () => {
+    expect(fpscanner.error).toBeUndefined();
+    const detected = Object.entries(fpscanner.details)
+      .filter(([, v]) => v.detected)
+      .map(([k, v]) => `${k} (${v.severity})`);
+    // The one accepted: a machine without a GPU renders WebGL in software, as Chrome itself
+    // falls back to on such machines; no WebGL at all, or a page and worker that disagree,
+    // are high-severity signals instead.
+    expect(detected.filter((d) => d !== 'hasSwiftshaderRenderer (low)')).toEqual([]);
+  });
+});
+
+describe('control: a plain puppeteer browser is caught by the same pages', () => {
+  let display: VirtualDisplay;
+  let browser: Browser;
+  let site: DetectorSite;
+  let page: Page;
+  let own: Signal[];
+  let hooks: HookReport;
+  let profile: string;
+
+  beforeAll(async () => {
+    site = await startDetectorSite();
+    display = await startXvfb();
+    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-control-'));
+    // Puppeteer as it comes: its default switches, Runtime on, reads in the main world.
+    browser = await puppeteer.launch({
+      executablePath: findBrowserBinary(process.env.CHROME_PATH ?? null),
+      headless: false,
+      userDataDir: profile,
+      args: [
+        '--no-sandbox',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
+      env: { ...process.env, DISPLAY: display.display },
+    });
+    page = await browser.newPage();
+    await page.goto(`${site.url}/own`);
+    own = await site.waitFor<Signal[]>('own');
+    await page.content();
+    await page.title();
+    await page.$('#btn');
+    hooks = await hooksAfter(site, Date.now());
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await display?.stop();
+    await site?.close();
+    if (profile) fs.rmSync(profile, { recursive: true, force: true });
+  });
+
+  test('webdriver is flagged', () => {
+    expect(signalOf(own, 'webdriver').pass).toBe(false);
+  });
+  test('runtime_enable is flagged', () => {
+    expect(signalOf(own, 'runtime_enable').pass).toBe(false);
+  });
+  test('stack_markers: the hooks see puppeteer read the page, with its pptr: marker', () => {
+    expect(hooks.foreign.map((c) => c.hook)).toEqual(
+      expect.arrayContaining(['Element.outerHTML', 'XMLSerializer.serializeToString']),
+    );
+    expect(hooks.foreign.some((c) => /pptr:/.test(c.stack))).toBe(true);
+  });
+});
