@@ -49,6 +49,15 @@ function openedByThisProcess(clientPort: number, serverPort: number): boolean {
   });
 }
 
+/** What the page and its worker each tell about where they are (the same code in both). */
+const HERE = `const here = () => ({
+  timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+  locale: Intl.DateTimeFormat().resolvedOptions().locale,
+  offset: new Date().getTimezoneOffset(),
+  language: navigator.language,
+  languages: [...navigator.languages],
+});`;
+
 /**
  * The page a user's browser would show a fingerprinting site: it reads the time zone, offset and
  * languages in the page and in a dedicated worker, asks for the position, gathers WebRTC
@@ -66,13 +75,7 @@ const put = (part, value) => {
   out.done = parts.size === 0;
   document.getElementById('probe').textContent = JSON.stringify(out);
 };
-const here = () => ({
-  timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-  locale: Intl.DateTimeFormat().resolvedOptions().locale,
-  offset: new Date().getTimezoneOffset(),
-  language: navigator.language,
-  languages: [...navigator.languages],
-});
+${HERE}
 put('page', here());
 const worker = new Worker('/probe-worker.js');
 worker.onmessage = (e) => put('worker', e.data);
@@ -96,13 +99,7 @@ pc.createOffer().then((o) => pc.setLocalDescription(o));
 </script></body></html>`;
 
 const PROBE_WORKER = `
-const here = () => ({
-  timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-  locale: Intl.DateTimeFormat().resolvedOptions().locale,
-  offset: new Date().getTimezoneOffset(),
-  language: navigator.language,
-  languages: [...navigator.languages],
-});
+${HERE}
 fetch('/seen?from=worker').then(
   () => postMessage(here()),
   (e) => postMessage({ ...here(), fetchError: String(e) }),
