@@ -25,7 +25,35 @@ export interface PersonaInfo {
   last_request: string | null;
   /** Why the persona is crashed (or the last start failed), else null. */
   error: string | null;
+  /** The persona's proxy identity (a sleepy persona with PROXY_COUNTRY), else null. */
+  proxy: ProxyStatus | null;
 }
+
+/**
+ * A persona's proxy as the waker's API shows it. No credential is ever part of it.
+ */
+export interface ProxyStatus {
+  /** PROXY_COUNTRY, upper case. */
+  country: string;
+  /** The exit address of the current (or last) identity; null before the first one. */
+  exit_ip: string | null;
+  /** The proxy session of the current (or last) identity; null before the first one. */
+  session: string | null;
+  /** The worker's `proxy_errors` at the last ping; null while it is down or not yet read. */
+  proxy_errors: number | null;
+  /** True when `proxy_errors` grew between the last two readings. */
+  failing: boolean;
+}
+
+export const proxyStatusSchema = Joi.object<ProxyStatus, true>({
+  country: Joi.string()
+    .pattern(/^[A-Z]{2}$/)
+    .required(),
+  exit_ip: Joi.string().ip({ cidr: 'forbidden' }).allow(null).required(),
+  session: Joi.string().allow(null).required(),
+  proxy_errors: Joi.number().integer().min(0).allow(null).required(),
+  failing: Joi.boolean().required(),
+}).label('PersonaProxy');
 
 export interface PersonaList {
   personas: PersonaInfo[];
@@ -45,6 +73,7 @@ export const personaInfoSchema = Joi.object<PersonaInfo, true>({
   idle_seconds: Joi.number().integer().min(0).allow(null).required(),
   last_request: Joi.string().isoDate().allow(null).required(),
   error: Joi.string().allow(null).required(),
+  proxy: proxyStatusSchema.allow(null).required(),
 }).label('Persona');
 
 export const personaListSchema = Joi.object<PersonaList, true>({

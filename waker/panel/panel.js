@@ -4,7 +4,8 @@
 //
 // Stable hooks for tests and scripts: each persona row is `tr[data-persona="<name>"]` with
 // `data-state`; its buttons are `button[data-action="wake|sleep|restart"][data-persona]`; its
-// links are `a[data-link="panel|live"]`; each chart is `[data-chart="cpu|mem|requests"]` with
+// links are `a[data-link="panel|live"]`; its proxy cell is `[data-field="proxy"]`, with
+// `[data-field="proxy-failing"]` ("proxy failing") while the worker's proxy errors grow; each chart is `[data-chart="cpu|mem|requests"]` with
 // `data-series` (persona names drawn, comma-separated) and `data-points` (x values drawn).
 'use strict';
 
@@ -273,6 +274,7 @@
       name: el('td', { className: 'name-cell' }, name),
       state: el('td', { className: 'state-cell' }),
       port: el('td', { className: 'num' }),
+      proxy: el('td', { className: 'proxy-cell', data: { field: 'proxy' } }),
       commit: el('td'),
       last: el('td'),
       usage: el('td', { className: 'num usage-cell', data: { field: 'usage' } }),
@@ -321,6 +323,9 @@
         : '',
     ]);
     setCell(c.port, text(p.port), () => [text(p.port)]);
+    const proxy = p.proxy || null;
+    row.tr.dataset.proxy = !proxy ? 'none' : proxy.failing ? 'failing' : 'ok';
+    setCell(c.proxy, JSON.stringify(proxy), () => proxyCell(proxy));
     const commit = p.commit && p.commit.hash ? p.commit : null;
     setCell(c.commit, commit ? JSON.stringify(commit) : '', () => [
       commit
@@ -361,6 +366,45 @@
       ),
     ]);
     for (const a of ACTIONS) updateButton(row.buttons[a.action], p, a);
+  }
+
+  /** A persona's proxy: country, exit address (session in its title), errors, failing. */
+  function proxyCell(proxy) {
+    if (!proxy) return [el('span', { className: 'muted' }, '—')];
+    const errors = proxy.proxy_errors;
+    return [
+      el('code', { title: 'PROXY_COUNTRY' }, text(proxy.country)),
+      ' ',
+      proxy.exit_ip
+        ? el(
+            'span',
+            { title: proxy.session ? 'session ' + text(proxy.session) : '' },
+            text(proxy.exit_ip),
+          )
+        : el('span', { className: 'muted' }, 'no identity yet'),
+      typeof errors === 'number'
+        ? el(
+            'div',
+            { className: 'muted', data: { field: 'proxy-errors' } },
+            errors + (errors === 1 ? ' proxy error' : ' proxy errors'),
+          )
+        : '',
+      proxy.failing
+        ? el(
+            'div',
+            {},
+            el(
+              'span',
+              {
+                className: 'badge proxy-failing',
+                attrs: { role: 'status' },
+                data: { field: 'proxy-failing' },
+              },
+              'proxy failing',
+            ),
+          )
+        : '',
+    ];
   }
 
   /** The persona's numbers in the newest metrics sample, or null while it is down. */

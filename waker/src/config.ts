@@ -2,8 +2,30 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
 import { readEnvFile, validateEnv } from '@persona-browser/contracts';
+import {
+  DEFAULT_GEOIP_BASE_URL,
+  DEFAULT_PROXY_SERVER,
+  DEFAULT_USERNAME_TEMPLATE,
+  templateProblem,
+} from './identity/make';
 
 export type DriverKind = 'docker' | 'process';
+
+/**
+ * How the waker makes proxy identities for personas with PROXY_COUNTRY. The account and the
+ * token are the waker's alone: no worker, log line or API answer ever holds them.
+ */
+export interface IdentitySettings {
+  /** `http://host:port` of the proxy gateway (PROXY_SERVER). */
+  proxyServer: string;
+  /** PROXY_USERNAME_TEMPLATE: `{username}`, `{country}` (lower case) and `{session}`. */
+  usernameTemplate: string;
+  /** GEOIP_BASE_URL: the lookup is `GET {base}/json[?token=GEOIP_TOKEN]` through the session. */
+  geoipBaseUrl: string;
+  proxyUsername: string | null;
+  proxyPassword: string | null;
+  geoipToken: string | null;
+}
 
 /** Everything the waker reads from its environment, validated once at start. */
 export interface WakerConfig {
@@ -35,6 +57,7 @@ export interface WakerConfig {
    * is no longer that process's child, so a killed supervisor leaves no fleet behind.
    */
   supervisorPid: number | null;
+  identity: IdentitySettings;
 }
 
 export class ConfigError extends Error {}
@@ -74,6 +97,29 @@ const schema = Joi.object({
         '"SUPERVISOR_URL" must be an http(s) URL such as http://127.0.0.1:4901',
     }),
   PB_SUPERVISOR_PID: Joi.number().integer().min(1).allow('').empty(''),
+  PROXY_SERVER: Joi.string()
+    .allow('')
+    .empty('')
+    .uri({ scheme: ['http'] })
+    .default(DEFAULT_PROXY_SERVER)
+    .messages({
+      'string.uri': '"PROXY_SERVER" must be an http URL such as http://brd.superproxy.io:33335',
+      'string.uriCustomScheme':
+        '"PROXY_SERVER" must be an http URL such as http://brd.superproxy.io:33335',
+    }),
+  PROXY_USERNAME_TEMPLATE: Joi.string().allow('').empty('').default(DEFAULT_USERNAME_TEMPLATE),
+  GEOIP_BASE_URL: Joi.string()
+    .allow('')
+    .empty('')
+    .uri({ scheme: ['http', 'https'] })
+    .default(DEFAULT_GEOIP_BASE_URL)
+    .messages({
+      'string.uri': '"GEOIP_BASE_URL" must be an http(s) URL such as https://ipinfo.io',
+      'string.uriCustomScheme': '"GEOIP_BASE_URL" must be an http(s) URL such as https://ipinfo.io',
+    }),
+  PROXY_USERNAME: Joi.string().allow('').empty(''),
+  PROXY_PASSWORD: Joi.string().allow('').empty(''),
+  GEOIP_TOKEN: Joi.string().allow('').empty(''),
 })
   .unknown(true)
   .prefs({ convert: true, abortEarly: true });
@@ -96,6 +142,9 @@ export function loadWakerConfig(
     if (!WAKER_ONLY.has(k)) workerEnv[k] = merged[k] as string;
   }
   const v = validateEnv(schema, merged, configError);
+  // Checked here, not in the schema: Joi would read the template's braces as its own.
+  const templateIssue = templateProblem(v.PROXY_USERNAME_TEMPLATE as string);
+  if (templateIssue) throw new ConfigError(`invalid PROXY_USERNAME_TEMPLATE: ${templateIssue}`);
   const personasDir = path.resolve(repoRoot, v.PERSONAS_DIR as string);
   if (!fs.existsSync(personasDir) || !fs.statSync(personasDir).isDirectory()) {
     throw new ConfigError(`invalid PERSONAS_DIR: folder ${personasDir} does not exist`);
@@ -118,5 +167,13 @@ export function loadWakerConfig(
     supervisorUrl:
       typeof v.SUPERVISOR_URL === 'string' ? v.SUPERVISOR_URL.replace(/\/+$/, '') : null,
     supervisorPid: typeof v.PB_SUPERVISOR_PID === 'number' ? v.PB_SUPERVISOR_PID : null,
+    identity: {
+      proxyServer: (v.PROXY_SERVER as string).replace(/\/+$/, ''),
+      usernameTemplate: v.PROXY_USERNAME_TEMPLATE as string,
+      geoipBaseUrl: (v.GEOIP_BASE_URL as string).replace(/\/+$/, ''),
+      proxyUsername: typeof v.PROXY_USERNAME === 'string' ? v.PROXY_USERNAME : null,
+      proxyPassword: typeof v.PROXY_PASSWORD === 'string' ? v.PROXY_PASSWORD : null,
+      geoipToken: typeof v.GEOIP_TOKEN === 'string' ? v.GEOIP_TOKEN : null,
+    },
   };
 }

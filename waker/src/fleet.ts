@@ -1,4 +1,5 @@
 import type { CommitInfo, PersonaInfo } from '@persona-browser/contracts';
+import type { IdentitySettings } from './config';
 import type { InstanceHandle, RuntimeDriver } from './drivers/types';
 import { FrontDoor } from './front-door';
 import type { Logger } from './log';
@@ -25,6 +26,8 @@ export interface FleetOptions {
   healthEvery?: number;
   healthFailures?: number;
   healthTimeoutMs?: number;
+  /** Proxy gateway, account and GeoIP service for personas with PROXY_COUNTRY. */
+  identity?: IdentitySettings | null;
 }
 
 export class UnknownPersona extends Error {
@@ -68,6 +71,7 @@ export class Fleet {
         readyTimeoutMs: this.opts.readyTimeoutMs ?? 90_000,
         healthFailures: this.opts.healthFailures ?? 3,
         healthTimeoutMs: this.opts.healthTimeoutMs ?? 3_000,
+        identity: this.opts.identity ?? null,
       });
       this.personas.set(spec.name, persona);
       const other = byPort.get(spec.port);

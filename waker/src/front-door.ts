@@ -6,6 +6,10 @@ import { SYSTEM_PATHS } from '@persona-browser/contracts';
 import type { Address } from './drivers/types';
 import type { Logger } from './log';
 import type { Persona } from './persona';
+import { IdentityWakeError } from './persona';
+
+/** 502 when the proxy or the GeoIP service failed the wake, else 503 (the worker did). */
+const wakeStatus = (err: unknown): number => (err instanceof IdentityWakeError ? 502 : 503);
 
 /** SPEC's error envelope, for the few answers the front door gives itself. */
 function sendError(res: http.ServerResponse, status: number, error: string): void {
@@ -112,7 +116,7 @@ export class FrontDoor {
       .then(forward, (err: unknown) =>
         sendError(
           res,
-          503,
+          wakeStatus(err),
           `persona ${persona.name} could not be woken: ${(err as Error).message}`,
         ),
       );
@@ -141,7 +145,7 @@ export class FrontDoor {
       (err: unknown) =>
         refuseUpgrade(
           socket,
-          503,
+          wakeStatus(err),
           `persona ${persona.name} could not be woken: ${(err as Error).message}`,
         ),
     );

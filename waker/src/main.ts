@@ -24,7 +24,12 @@ async function main(): Promise<void> {
     if (err instanceof ConfigError) fatal(err.message);
     throw err;
   }
-  const logger = createLogger([config.serviceKey]);
+  // The proxy password and the GeoIP token never reach a log line, whatever carries them.
+  const logger = createLogger([
+    config.serviceKey,
+    config.identity.proxyPassword,
+    config.identity.geoipToken,
+  ]);
   const driver = await createDriver(config, logger).catch((err: unknown) =>
     fatal((err as Error).message),
   );
@@ -37,6 +42,7 @@ async function main(): Promise<void> {
     workerEnv: config.workerEnv,
     commit,
     pauseSeconds: config.pauseSeconds,
+    identity: config.identity,
     updateTrigger: path.join(config.repoRoot, '.update-trigger'),
   });
 

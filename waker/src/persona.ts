@@ -1,10 +1,19 @@
 import http from 'node:http';
-import type { CommitInfo, PersonaInfo, PersonaState } from '@persona-browser/contracts';
+import type {
+  CommitInfo,
+  PersonaInfo,
+  PersonaState,
+  ProxyIdentity,
+} from '@persona-browser/contracts';
 import { Activity } from './activity';
+import type { IdentitySettings } from './config';
 import type { Address, ExitInfo, InstanceHandle, RuntimeDriver } from './drivers/types';
+import { makeIdentity, readIdentityFile, removeIdentity, writeIdentity } from './identity';
+import type { ProxyStatus } from './identity';
+import { ProxyErrorReadings } from './identity';
 import type { Logger } from './log';
 import type { PersonaSpec } from './personas';
-import { isReady, pingCommit } from './worker-client';
+import { isReady, pingWorker } from './worker-client';
 
 export interface PersonaOptions {
   driver: RuntimeDriver;
@@ -19,10 +28,15 @@ export interface PersonaOptions {
   healthFailures: number;
   /** How long one health check (status) may take. */
   healthTimeoutMs: number;
+  /** The proxy gateway, account and GeoIP service, for personas with PROXY_COUNTRY. */
+  identity?: IdentitySettings | null;
 }
 
 /** A start that did not succeed; `fatal` ones (a port conflict) are never retried. */
 export class WakeError extends Error {}
+
+/** A wake that failed because no proxy identity could be made (the proxy, or the GeoIP). */
+export class IdentityWakeError extends WakeError {}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const MAX_BACKOFF_MS = 60_000;
@@ -54,6 +68,11 @@ export class Persona {
   private closed = false;
   /** Keep-alive connections to the current worker; replaced with each instance. */
   agent = new http.Agent({ keepAlive: true });
+  /** The proxy identity the current (or last) worker wears; null without PROXY_COUNTRY. */
+  private identity: ProxyIdentity | null = null;
+  /** The worker's `proxy_errors`, read from its ping. */
+  private readonly proxyErrors = new ProxyErrorReadings();
+  private pinging = false;
 
   constructor(
     readonly spec: PersonaSpec,
@@ -97,6 +116,20 @@ export class Persona {
       idle_seconds: this.activity.idleSeconds(now),
       last_request: this.activity.lastRequestIso(),
       error: this.error,
+      proxy: this.proxyStatus(),
+    };
+  }
+
+  /** The persona's proxy for the API: never a credential. Null without PROXY_COUNTRY. */
+  proxyStatus(): ProxyStatus | null {
+    const country = this.spec.proxyCountry;
+    if (!country) return null;
+    return {
+      country,
+      exit_ip: this.identity?.exit_ip ?? null,
+      session: this.identity?.session ?? null,
+      proxy_errors: this.proxyErrors.value,
+      failing: this.proxyErrors.failing,
     };
   }
 
@@ -152,6 +185,8 @@ export class Persona {
     // Connections kept alive to an earlier instance lead nowhere now.
     this.agent.destroy();
     this.agent = new http.Agent({ keepAlive: true });
+    this.proxyErrors.reset();
+    if (this.spec.proxyCountry) await this.newIdentity(this.spec.proxyCountry);
     let handle: InstanceHandle | null = null;
     try {
       handle = await this.opts.driver.start({
@@ -181,6 +216,53 @@ export class Persona {
     this.readCommit(handle);
   }
 
+  /**
+   * A fresh proxy identity (a new session) written into the persona folder before the worker
+   * starts. On failure the worker is not started: no identity file stays behind (an old one
+   * would be a dead session), the persona shows the error, and the wake fails with it.
+   */
+  private async newIdentity(country: string): Promise<void> {
+    const settings = this.opts.identity;
+    try {
+      if (!settings?.proxyUsername || !settings.proxyPassword) {
+        throw new Error(
+          'PROXY_USERNAME and PROXY_PASSWORD must be set in the waker for PROXY_COUNTRY',
+        );
+      }
+      const identity = await makeIdentity({
+        country,
+        proxyServer: settings.proxyServer,
+        usernameTemplate: settings.usernameTemplate,
+        username: settings.proxyUsername,
+        password: settings.proxyPassword,
+        geoipBaseUrl: settings.geoipBaseUrl,
+        geoipToken: settings.geoipToken,
+      });
+      writeIdentity(this.spec.dir, identity);
+      this.identity = identity;
+      this.log.info('proxy identity made', {
+        country: identity.country,
+        session: identity.session,
+        exit_ip: identity.exit_ip,
+        timezone: identity.timezone,
+        locale: identity.locale,
+      });
+    } catch (err) {
+      const message = `proxy identity failed: ${(err as Error).message}`;
+      this.identity = null;
+      try {
+        removeIdentity(this.spec.dir);
+      } catch (rmErr) {
+        this.log.error('cannot remove the old proxy identity', {
+          error: (rmErr as NodeJS.ErrnoException).code ?? String(rmErr),
+        });
+      }
+      this.failures += 1;
+      this.setState('crashed', message);
+      throw new IdentityWakeError(`persona ${this.name} did not start: ${message}`);
+    }
+  }
+
   private async waitReady(handle: InstanceHandle): Promise<void> {
     const until = Date.now() + this.opts.readyTimeoutMs;
     while (Date.now() < until) {
@@ -194,11 +276,39 @@ export class Persona {
   }
 
   private readCommit(handle: InstanceHandle): void {
-    pingCommit(handle.address)
-      .then((commit) => {
-        if (this.handle === handle) this.commit = commit;
+    this.pinging = true;
+    pingWorker(handle.address)
+      .then((ping) => {
+        if (this.handle !== handle) return;
+        this.commit = ping.commit;
+        if (this.spec.proxyCountry) this.proxyErrors.record(ping.proxy_errors);
       })
-      .catch((err: unknown) => this.log.warn('ping failed', { error: (err as Error).message }));
+      .catch((err: unknown) => this.log.warn('ping failed', { error: (err as Error).message }))
+      .finally(() => {
+        this.pinging = false;
+      });
+  }
+
+  /**
+   * Reads `proxy_errors` from the worker's ping (with the health checks): nothing else pings a
+   * running worker. One ping at a time; a failed one keeps the last reading.
+   */
+  private readProxyErrors(handle: InstanceHandle): void {
+    if (this.pinging || !this.spec.proxyCountry) return;
+    this.pinging = true;
+    pingWorker(handle.address, this.opts.healthTimeoutMs + 3_000)
+      .then((ping) => {
+        if (this.handle === handle && this.state === 'running') {
+          this.proxyErrors.record(ping.proxy_errors);
+          if (this.proxyErrors.failing) {
+            this.log.warn('proxy failing', { proxy_errors: ping.proxy_errors });
+          }
+        }
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        this.pinging = false;
+      });
   }
 
   /** Stops the worker (an API call, or idle); the persona sleeps until a request or a wake. */
@@ -217,6 +327,7 @@ export class Persona {
         this.handle = null;
         this.paused = false;
         this.commit = null;
+        this.proxyErrors.reset();
         this.agent.destroy();
         this.agent = new http.Agent({ keepAlive: true });
       }
@@ -239,6 +350,8 @@ export class Persona {
     this.pausedAt = Date.now();
     this.runningSince = Date.now();
     this.activity.touch();
+    // The identity the adopted worker wears is the one in its folder.
+    if (this.spec.proxyCountry) this.identity = readIdentityFile(this.spec.dir);
     this.setState(paused ? 'sleeping' : 'running', null);
     if (!paused) this.readCommit(handle);
   }
@@ -253,6 +366,7 @@ export class Persona {
     this.handle = null;
     this.paused = false;
     this.commit = null;
+    this.proxyErrors.reset();
     this.log.warn('worker ended', { reason: info.reason });
     if (this.closed) return;
     if (this.spec.mode === 'always-on') {
@@ -304,6 +418,7 @@ export class Persona {
     }
     if (checkHealth && this.state === 'running' && !this.paused) {
       const handle = this.handle;
+      this.readProxyErrors(handle);
       const ok = await isReady(handle.address, this.opts.healthTimeoutMs).catch(() => false);
       if (ok || this.handle !== handle || this.state !== 'running') {
         this.healthFails = 0;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import Joi from 'joi';
 import type { PersonaMode } from '@persona-browser/contracts';
 import { PERSONA_MODES, parseEnvFile } from '@persona-browser/contracts';
+import { parseCountry } from './identity/locale';
 
 /** One persona folder as the waker reads it (`persona.env`). */
 export interface PersonaSpec {
@@ -16,6 +17,11 @@ export interface PersonaSpec {
   idleTimeoutS: number | null;
   memoryLimitMb: number | null;
   cpus: number | null;
+  /**
+   * PROXY_COUNTRY (sleepy personas only), upper case: each wake gives the persona a fresh proxy
+   * identity exiting in this country. Absent for a persona without one.
+   */
+  proxyCountry?: string;
 }
 
 /** A persona folder that cannot run: one line naming the persona and the variable. */
@@ -37,6 +43,14 @@ const schema = Joi.object({
   }),
   MEMORY_LIMIT_MB: Joi.number().integer().min(64),
   CPUS: Joi.number().positive().max(1024),
+  PROXY_COUNTRY: Joi.when('MODE', {
+    is: 'sleepy',
+    then: Joi.string().allow('').empty(''),
+    otherwise: Joi.any().valid('').empty('').forbidden().messages({
+      'any.unknown':
+        '"PROXY_COUNTRY" is for sleepy personas only: an identity is made at each wake',
+    }),
+  }),
 })
   .unknown(true)
   .prefs({ convert: true, abortEarly: true });
@@ -73,6 +87,14 @@ export function readPersona(dir: string): PersonaSpec | PersonaProblem {
     };
   }
   const mode = value.MODE as PersonaMode;
+  let proxyCountry: string | undefined;
+  if (typeof value.PROXY_COUNTRY === 'string') {
+    const parsed = parseCountry(value.PROXY_COUNTRY);
+    if ('error' in parsed) {
+      return { name, variable: 'PROXY_COUNTRY', message: `"PROXY_COUNTRY" ${parsed.error}` };
+    }
+    proxyCountry = parsed.country;
+  }
   return {
     name,
     dir,
@@ -81,6 +103,7 @@ export function readPersona(dir: string): PersonaSpec | PersonaProblem {
     idleTimeoutS: mode === 'sleepy' ? (value.IDLE_TIMEOUT as number) : null,
     memoryLimitMb: typeof value.MEMORY_LIMIT_MB === 'number' ? value.MEMORY_LIMIT_MB : null,
     cpus: typeof value.CPUS === 'number' ? value.CPUS : null,
+    ...(proxyCountry ? { proxyCountry } : {}),
   };
 }
 

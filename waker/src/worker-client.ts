@@ -17,12 +17,20 @@ export async function isReady(address: Address, timeoutMs = 3_000): Promise<bool
   return !result.error && result.value.initialized;
 }
 
-/** The commit the worker reports in its ping (the ping itself waits about 2 s). */
-export async function pingCommit(address: Address): Promise<CommitInfo | null> {
-  const body = await getJson(address, SYSTEM_PATHS.ping, 10_000);
+/** What the waker reads from a worker's ping (the ping itself waits about 2 s). */
+export async function pingWorker(
+  address: Address,
+  timeoutMs = 10_000,
+): Promise<Pick<PingResult, 'commit' | 'proxy_errors'>> {
+  const body = await getJson(address, SYSTEM_PATHS.ping, timeoutMs);
   const result: Joi.ValidationResult<PingResult> = pingSchema.validate(body, {
     allowUnknown: true,
   });
   if (result.error) throw new Error(`invalid ping: ${result.error.message}`);
-  return result.value.commit;
+  return { commit: result.value.commit, proxy_errors: result.value.proxy_errors };
+}
+
+/** The commit the worker reports in its ping. */
+export async function pingCommit(address: Address): Promise<CommitInfo | null> {
+  return (await pingWorker(address)).commit;
 }

@@ -45,6 +45,7 @@ function persona(name: string, port: number, over: Partial<PersonaInfo>): Person
     idle_seconds: 12,
     last_request: new Date(Date.now() - 12_000).toISOString(),
     error: null,
+    proxy: null,
     ...over,
   };
 }

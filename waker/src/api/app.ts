@@ -2,11 +2,11 @@ import path from 'node:path';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import Joi from 'joi';
-import type { MetricsBody, PersonaInfo, PersonaList } from '@persona-browser/contracts';
+import type { MetricsBody, PersonaInfo } from '@persona-browser/contracts';
 import { SUPERVISOR_PATHS, WAKER_PATHS } from '@persona-browser/contracts';
 import type { Logger } from '../log';
 import type { Persona } from '../persona';
-import { WakeError } from '../persona';
+import { IdentityWakeError, WakeError } from '../persona';
 import { UnknownPersona } from '../fleet';
 import type { SupervisorClient } from '../supervisor-client';
 import { NoSupervisor, SupervisorUnreachable } from '../supervisor-client';
@@ -77,7 +77,9 @@ export const ROUTES: RouteDef[] = [
     method: 'get',
     path: WAKER_PATHS.personas,
     auth: true,
-    handler: async ({ deps }): Promise<PersonaList> => ({ personas: deps.fleet.list() }),
+    handler: async ({ deps }): Promise<{ personas: PersonaInfo[] }> => ({
+      personas: deps.fleet.list(),
+    }),
   },
   ...(['wake', 'sleep', 'restart'] as const).map((action): RouteDef => ({
     name: action,
@@ -135,7 +137,8 @@ export const ROUTES: RouteDef[] = [
 function errorStatus(err: unknown): number | null {
   if (err instanceof UnknownPersona || err instanceof NoSupervisor) return 404;
   if (err instanceof BadRequest) return 400;
-  if (err instanceof SupervisorUnreachable) return 502;
+  // The proxy or the GeoIP service failed the wake: an upstream's fault, not the waker's.
+  if (err instanceof SupervisorUnreachable || err instanceof IdentityWakeError) return 502;
   if (err instanceof WakeError) return 503;
   return null;
 }

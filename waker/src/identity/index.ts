@@ -1,0 +1,4 @@
+export * from './file';
+export * from './locale';
+export * from './make';
+export * from './status';
