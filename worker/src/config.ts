@@ -4,6 +4,8 @@ import Joi from 'joi';
 import { readEnvFile, validateEnv } from '@persona-browser/contracts';
 import type { PageTiming } from './browser/timing';
 import { DEFAULT_TIMING } from './browser/timing';
+import type { PlatformName } from './identity/platform';
+import { PLATFORM_NAMES } from './identity/platform';
 
 /** Everything the worker reads from its environment, validated once at start. */
 export interface Config {
@@ -27,6 +29,8 @@ export interface Config {
    * `BROWSER_TIMEZONE` (IANA) and `BROWSER_LOCALE` (BCP 47); null keeps the machine's. */
   browserTimezone: string | null;
   browserLocale: string | null;
+  /** The system pages tell (`BROWSER_PLATFORM`): null tells the machine's own. */
+  browserPlatform: PlatformName | null;
   vncPort: number | null;
   /** Serve the browser's DevTools on this localhost port too (0: any free one), or null. */
   devtoolsPort: number | null;
@@ -91,6 +95,9 @@ const schema = Joi.object({
     .messages({ 'any.custom': '{{#label}} is not a known IANA time zone' }),
   BROWSER_LOCALE: optionalString.pattern(/^[a-z]{2,3}(-[A-Z]{2})?$/).messages({
     'string.pattern.base': '{{#label}} must be a locale such as de-DE',
+  }),
+  BROWSER_PLATFORM: optionalString.valid(...PLATFORM_NAMES).messages({
+    'any.only': `{{#label}} must be one of ${PLATFORM_NAMES.join(', ')}`,
   }),
   VNC_PORT: Joi.number().integer().min(1).max(65535),
   DEVTOOLS_PORT: Joi.number().integer().min(0).max(65535),
@@ -167,6 +174,7 @@ export function loadConfig(
     display: str('DISPLAY'),
     browserTimezone: str('BROWSER_TIMEZONE'),
     browserLocale: str('BROWSER_LOCALE'),
+    browserPlatform: str('BROWSER_PLATFORM') as PlatformName | null,
     vncPort: typeof v.VNC_PORT === 'number' ? v.VNC_PORT : null,
     devtoolsPort: typeof v.DEVTOOLS_PORT === 'number' ? v.DEVTOOLS_PORT : null,
     mediaTtlMs: (v.MEDIA_TTL_SECONDS as number) * 1000,

@@ -143,6 +143,7 @@ async function main(): Promise<void> {
     noSandbox: config.chromeNoSandbox,
     extraArgs: launchIdentity.args,
     extraEnv: launchIdentity.env,
+    platform: config.browserPlatform,
     slowmoMs: config.slowmoMs,
     timing: config.timing,
     logger,

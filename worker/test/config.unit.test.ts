@@ -75,6 +75,7 @@ describe('environment files', () => {
     ['LIVE_CONTROL_LEASE_SECONDS', '0'],
     ['BROWSER_TIMEZONE', 'Mars/Olympus'],
     ['BROWSER_LOCALE', 'german'],
+    ['BROWSER_PLATFORM', 'Win32'],
   ])('a bad %s=%s is refused with a message naming it', (name, value) => {
     const root = repo({});
     expect(() => loadConfig({ [name]: value }, root)).toThrow(ConfigError);
@@ -104,6 +105,15 @@ describe('environment files', () => {
     expect(
       loadConfig({ BROWSER_TIMEZONE: 'Europe/Berlin', BROWSER_LOCALE: 'de-DE' }, root),
     ).toMatchObject({ browserTimezone: 'Europe/Berlin', browserLocale: 'de-DE' });
+  });
+
+  test('BROWSER_PLATFORM: windows, macos or linux, else the machine’s own', () => {
+    const root = repo({});
+    expect(loadConfig({}, root).browserPlatform).toBeNull();
+    expect(loadConfig({ BROWSER_PLATFORM: 'windows' }, root).browserPlatform).toBe('windows');
+    expect(() => loadConfig({ BROWSER_PLATFORM: 'android' }, root)).toThrow(
+      'invalid BROWSER_PLATFORM: "BROWSER_PLATFORM" must be one of windows, macos, linux',
+    );
   });
 
   test('a missing persona folder is named', () => {

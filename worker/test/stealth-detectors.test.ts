@@ -45,6 +45,9 @@ async function hooksAfter(site: DetectorSite, since: number): Promise<HookReport
   return site.waitFor<HookReport>('hooks');
 }
 
+/** The real browser's own signals, from the first block: a disguised one keeps its brands. */
+let realSignals: Signal[] = [];
+
 describe('a worker page against the detector pages', () => {
   let site: DetectorSite;
   let w: RunningWorker;
@@ -69,6 +72,7 @@ describe('a worker page against the detector pages', () => {
 
     await go(`${site.url}/own`);
     own = await site.waitFor<Signal[]>('own');
+    realSignals = own;
     // Everything a client does with a page, while the hooks watch the main world: reading it,
     // looking at it, clicking and typing, and the health probe that runs every 2 s.
     for (const [method, route, body] of [
@@ -164,6 +168,107 @@ describe('a worker page against the detector pages', () => {
     // falls back to on such machines; no WebGL at all, or a page and worker that disagree,
     // are high-severity signals instead.
     expect(detected.filter((d) => d !== 'hasSwiftshaderRenderer (low)')).toEqual([]);
+  });
+});
+
+describe('a persona that tells Windows (BROWSER_PLATFORM=windows) on this Linux machine', () => {
+  interface System {
+    ua: string;
+    platform: string;
+    hint: string | null;
+  }
+  interface FrameReport extends System {
+    worker: System & { inner: System };
+  }
+  let site: DetectorSite;
+  let w: RunningWorker;
+  let own: Signal[];
+  let frame: FrameReport;
+  let fpscanner: FpscannerReport;
+  let botd: BotdReport;
+
+  const go = async (url: string): Promise<void> => {
+    const nav = await w.call('POST', '/api/v1/ops/win/navigate', { body: { url } });
+    expect(nav.body).toMatchObject({ success: true, status_code: 200 });
+  };
+
+  beforeAll(async () => {
+    site = await startDetectorSite();
+    w = await startWorker({
+      env: {
+        BROWSER_PLATFORM: 'windows',
+        BROWSER_TIMEZONE: 'Europe/Berlin',
+        BROWSER_LOCALE: 'de-DE',
+      },
+    });
+    await w.waitInitialized();
+    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'win' } });
+    await go(`${site.url}/own`);
+    own = await site.waitFor<Signal[]>('own');
+    await go(`${site.url}/cross`);
+    frame = await site.waitFor<FrameReport>('frame');
+    await go(`${site.url}/botd`);
+    botd = await site.waitFor<BotdReport>('botd');
+    await go(`${site.url}/fpscanner`);
+    fpscanner = await site.waitFor<FpscannerReport>('fpscanner');
+  }, 120_000);
+  afterAll(async () => {
+    await w?.stop();
+    await site?.close();
+  });
+
+  test('ua_consistency: page and worker agree, and every surface says Windows', () => {
+    const s = signalOf(own, 'ua_consistency');
+    expect(s).toEqual({ name: 'ua_consistency', pass: true, detail: s.detail });
+    const detail = s.detail as { oses: Record<string, string>; ua: string };
+    expect(Object.values(detail.oses)).toEqual(Object.values(detail.oses).map(() => 'Windows'));
+    expect(detail.ua).toMatch(/^Mozilla\/5\.0 \(Windows NT 10\.0; Win64; x64\) AppleWebKit/);
+  });
+
+  test('the brands and full version list are the real browser’s', () => {
+    type Brands = { brands: string[]; full: string[]; uaFullVersion: string };
+    const real = signalOf(realSignals, 'ua_consistency').detail as Brands;
+    const told = signalOf(own, 'ua_consistency').detail as Brands;
+    expect(real.full.length).toBeGreaterThan(1);
+    expect({ brands: told.brands, full: told.full, version: told.uaFullVersion }).toEqual({
+      brands: real.brands,
+      full: real.full,
+      version: real.uaFullVersion,
+    });
+  });
+
+  test('every other named signal still passes', () => {
+    const failing = own.filter((x) => !x.pass);
+    expect(failing).toEqual([]);
+  });
+
+  test('a cross-site frame, its worker and a worker it starts all say Windows', () => {
+    const told = [frame, frame.worker, frame.worker.inner].map((x) => ({
+      platform: x.platform,
+      hint: x.hint,
+      windowsUa: /\(Windows NT 10\.0; Win64; x64\)/.test(x.ua),
+    }));
+    expect(told).toEqual(told.map(() => ({ platform: 'Win32', hint: 'Windows', windowsUa: true })));
+  });
+
+  test('the requests say Windows too: User-Agent and Sec-CH-UA-Platform headers', () => {
+    for (const where of ['/own', '/frame', '/report/frame']) {
+      const h = site.headersOf(where);
+      expect({ where, ua: h?.['user-agent'], platform: h?.['sec-ch-ua-platform'] }).toEqual({
+        where,
+        ua: expect.stringMatching(/\(Windows NT 10\.0; Win64; x64\)/),
+        platform: '"Windows"',
+      });
+    }
+  });
+
+  test('BotD and fpscanner: what each flags for a Windows claim on Linux', () => {
+    expect(botd).toEqual({ bot: false, botKind: null, flagged: [] });
+    expect(fpscanner.error).toBeUndefined();
+    const detected = Object.entries(fpscanner.details)
+      .filter(([, v]) => v.detected)
+      .map(([k, v]) => `${k} (${v.severity})`);
+    expect(detected).toEqual(['hasSwiftshaderRenderer (low)']);
   });
 });
 

@@ -22,6 +22,8 @@ export interface DetectorSite {
   url: string;
   /** The latest report a page posted under `name` (`own`, `hooks`, `botd`, `fpscanner`). */
   waitFor<T>(name: string, timeoutMs?: number): Promise<T>;
+  /** The headers of the latest request for `pathname`, or null when none came. */
+  headersOf(pathname: string): http.IncomingHttpHeaders | null;
   /** Forgets the reports, before the same pages are opened in another browser. */
   reset(): void;
   close(): Promise<void>;
@@ -74,7 +76,7 @@ const own = { calling: 0, seen: [], selfTestSeen: false };
 })();
 setInterval(() => post('hooks', { foreign: own.seen, selfTestSeen: own.selfTestSeen }), 500);
 
-const osOf = (s) => /Windows/.test(s) ? 'Windows' : /Mac/.test(s) ? 'macOS' : /Android/.test(s) ? 'Android'
+const osOf = (s) => /Windows|^Win(32|64)$/.test(s) ? 'Windows' : /Mac/.test(s) ? 'macOS' : /Android/.test(s) ? 'Android'
   : /CrOS/.test(s) ? 'ChromeOS' : /Linux|X11/.test(s) ? 'Linux' : 'unknown:' + s;
 const majorOf = (ua) => (/Chrome\/(\d+)/.exec(ua) || [])[1];
 
@@ -284,6 +286,27 @@ try {
 }
 </script></body></html>`;
 
+/** What a context tells of its system, the same code in a frame and in workers. */
+const SYSTEM = `const system = () => ({ ua: navigator.userAgent, platform: navigator.platform,
+  hint: navigator.userAgentData ? navigator.userAgentData.platform : null });`;
+const NESTED_WORKER = `${SYSTEM}
+const inner = new Worker(URL.createObjectURL(new Blob([${JSON.stringify(`${SYSTEM} postMessage(system());`)}], { type: 'text/javascript' })));
+inner.onmessage = (e) => postMessage({ ...system(), inner: e.data });`;
+
+/**
+ * `/cross` embeds `/frame` from another site (localhost against 127.0.0.1: the frame runs in
+ * a process of its own). The frame reports what it, its worker and that worker's own worker
+ * tell of their system to `/report/frame`.
+ */
+const crossPage = (port: number): string => `<!doctype html><html><head><meta charset="utf-8">
+<title>cross</title></head><body><iframe src="http://localhost:${port}/frame"></iframe></body></html>`;
+const FRAME_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>frame</title></head><body>
+<script>
+${SYSTEM}
+const worker = new Worker(URL.createObjectURL(new Blob([${JSON.stringify(NESTED_WORKER)}], { type: 'text/javascript' })));
+worker.onmessage = (e) => fetch('/report/frame', { method: 'POST', body: JSON.stringify({ ...system(), worker: e.data }) });
+</script></body></html>`;
+
 /**
  * The detector site on 127.0.0.1: `/own` (this product's own checks, one per named signal, and
  * main-world hooks on DOM reads), `/botd` (FingerprintJS BotD) and `/fpscanner` (fpscanner),
@@ -292,8 +315,10 @@ try {
  */
 export async function startDetectorSite(): Promise<DetectorSite> {
   let reports = new Map<string, unknown>();
+  let headers = new Map<string, http.IncomingHttpHeaders>();
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    headers.set(url.pathname, req.headers);
     const send = (status: number, type: string, body: string | Buffer): void => {
       res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
       res.end(body);
@@ -319,6 +344,8 @@ export async function startDetectorSite(): Promise<DetectorSite> {
     if (url.pathname === '/own') return send(200, 'text/html; charset=utf-8', OWN_PAGE);
     if (url.pathname === '/botd') return send(200, 'text/html; charset=utf-8', BOTD_PAGE);
     if (url.pathname === '/fpscanner') return send(200, 'text/html; charset=utf-8', FPSCANNER_PAGE);
+    if (url.pathname === '/cross') return send(200, 'text/html; charset=utf-8', crossPage(port));
+    if (url.pathname === '/frame') return send(200, 'text/html; charset=utf-8', FRAME_PAGE);
     if (url.pathname === '/favicon.ico') return send(204, 'text/plain', '');
     send(404, 'text/plain', 'no such page');
   });
@@ -334,8 +361,10 @@ export async function startDetectorSite(): Promise<DetectorSite> {
       }
       return reports.get(name) as T;
     },
+    headersOf: (pathname) => headers.get(pathname) ?? null,
     reset() {
       reports = new Map();
+      headers = new Map();
     },
     close: () =>
       new Promise<void>((resolve) => {

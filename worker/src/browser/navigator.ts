@@ -1,6 +1,9 @@
 import type { Browser } from 'puppeteer-core';
 import type { NavigatorStatus } from '@persona-browser/contracts';
 import { NotInitialized } from '../errors';
+import type { PlatformName } from '../identity/platform';
+import type { PlatformDisguise } from '../identity/platform-browser';
+import { disguisePlatform } from '../identity/platform-browser';
 import type { Logger } from '../log/logger';
 import { launchBrowser } from './launch';
 import { LeaseTable } from './leases';
@@ -20,6 +23,8 @@ export interface NavigatorOptions {
   /** More Chromium switches and environment (a proxy identity's: worker/src/identity/apply.ts). */
   extraArgs?: string[];
   extraEnv?: Record<string, string>;
+  /** The system pages tell instead of the machine's (BROWSER_PLATFORM); null: the real one. */
+  platform?: PlatformName | null;
   slowmoMs: number;
   /** The waits of page calls (default: SPEC's). */
   timing?: PageTiming;
@@ -109,11 +114,30 @@ export class Navigator {
     const started = Date.now();
     // The options carry extraArgs and extraEnv on to the launch.
     const browser = await launchBrowser(this.opts);
+    let disguise: PlatformDisguise | null = null;
+    if (this.opts.platform) {
+      try {
+        disguise = await disguisePlatform(browser, this.opts.platform);
+      } catch (err) {
+        // A browser that cannot tell the persona's system is not handed out telling another.
+        await browser.close().catch(() => undefined);
+        throw err;
+      }
+      this.opts.logger.info('platform override', {
+        platform: this.opts.platform,
+        user_agent: disguise?.override.userAgent ?? 'the machine already runs it: unchanged',
+      });
+    }
     this.browser = browser;
+    const onPageCreated = this.opts.hooks?.onPageCreated;
     this.pool = new PagePool(
       browser,
       {
         ...this.opts.hooks,
+        onPageCreated: async (p) => {
+          await disguise?.applyTo(p);
+          await onPageCreated?.(p);
+        },
         onPageClosed: (pageId) => {
           this.leases.forget(pageId);
           this.opts.hooks?.onPageClosed?.(pageId);

@@ -1,0 +1,124 @@
+import type { Browser, CDPSession, Connection } from 'puppeteer-core';
+import { CDPSessionEvent } from 'puppeteer-core';
+import type { ManagedPage } from '../browser/managed-page';
+import type { PlatformName, PlatformOverride, RealAgent } from './platform';
+import { planPlatform, workerPlatformScript } from './platform';
+
+/** Where the real agent is read: answered by the worker itself, never by the network. */
+const AGENT_PAGE = 'https://agent.persona-browser.invalid/';
+
+/**
+ * What the real browser tells of itself, read in a page of its own. Client hints are only
+ * given to secure pages, and a new tab's about:blank is not one; so a throwaway tab opens an
+ * https address that the worker answers itself (request interception: nothing leaves the
+ * machine, a proxy is not asked), reads the hints in an isolated world and closes.
+ */
+export async function readRealAgent(browser: Browser): Promise<RealAgent> {
+  const page = await browser.newPage();
+  try {
+    await page.setRequestInterception(true);
+    page.on('request', (request) => {
+      void request
+        .respond({ status: 200, contentType: 'text/html', body: '<!doctype html><title>-</title>' })
+        .catch(() => undefined);
+    });
+    await page.goto(AGENT_PAGE, { waitUntil: 'load', timeout: 15_000 });
+    const session = await page.createCDPSession();
+    try {
+      const tree = await session.send('Page.getFrameTree');
+      const world = await session.send('Page.createIsolatedWorld', {
+        frameId: tree.frameTree.frame.id,
+        worldName: 'persona-browser-agent',
+      });
+      const res = await session.send('Runtime.evaluate', {
+        contextId: world.executionContextId,
+        awaitPromise: true,
+        returnByValue: true,
+        expression: `navigator.userAgentData.getHighEntropyValues(['fullVersionList', 'model', 'formFactors'])
+          .then((h) => ({ userAgent: navigator.userAgent, brands: h.brands, fullVersionList: h.fullVersionList,
+            mobile: h.mobile, model: h.model, formFactors: h.formFactors }))`,
+      });
+      if (res.exceptionDetails) {
+        throw new Error(`cannot read the browser's client hints: ${res.exceptionDetails.text}`);
+      }
+      const read = res.result.value as Omit<RealAgent, 'fullVersion'>;
+      const fullVersion = (await browser.version()).replace(/^[^/]*\//, '');
+      return { ...read, formFactors: read.formFactors ?? ['Desktop'], fullVersion };
+    } finally {
+      await session.detach().catch(() => undefined);
+    }
+  } finally {
+    await page.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Runs `script` in every dedicated worker of the browser before the worker's own code.
+ * Puppeteer attaches to each worker held at its start and resumes it once it is ready; the
+ * script is sent on the worker's session at that moment, so it runs first (commands on a
+ * session are handled in order). Nested workers are children of a worker's session and are
+ * caught the same way.
+ */
+function beforeEveryWorker(browser: Browser, script: string): void {
+  const connection = (browser as unknown as { _connection?: Connection })._connection;
+  // Puppeteer's internal event, emitted on the parent session just before it resumes a child.
+  const ready = (CDPSessionEvent as unknown as { Ready?: symbol }).Ready;
+  if (!connection || !ready) {
+    throw new Error(
+      'puppeteer-core lacks Browser._connection or CDPSessionEvent.Ready; pin it at 24',
+    );
+  }
+  const watch = (session: CDPSession): void => {
+    (session as unknown as AnySession).on(ready, (child) => {
+      let type: string;
+      try {
+        // Puppeteer's own type() calls a dedicated worker "other".
+        type = child.target()._getTargetInfo().type;
+      } catch {
+        return;
+      }
+      if (type !== 'worker') return;
+      void child.send('Runtime.evaluate', { expression: script }).catch(() => undefined);
+    });
+  };
+  connection.on(CDPSessionEvent.SessionAttached, watch);
+}
+
+/** The parts of puppeteer's session the worker hook uses beyond its public types. */
+interface AnySession {
+  on(event: symbol, handler: (child: AnySession) => void): void;
+  target(): { _getTargetInfo(): { type: string } };
+  send(method: 'Runtime.evaluate', params: { expression: string }): Promise<unknown>;
+}
+
+/** Makes every pool page tell the persona's system instead of the machine's. */
+export interface PlatformDisguise {
+  override: PlatformOverride;
+  /** Sets the page's user agent, platform and client hints (its frames and workers follow). */
+  applyTo(p: ManagedPage): Promise<void>;
+}
+
+/**
+ * Plans `name` against the real browser and prepares every page to tell it: null when the
+ * machine already runs `name` (nothing changes). The worker hook is installed before any page
+ * is handed out, so no dedicated worker starts without it.
+ */
+export async function disguisePlatform(
+  browser: Browser,
+  name: PlatformName,
+): Promise<PlatformDisguise | null> {
+  const override = planPlatform(await readRealAgent(browser), name);
+  if (!override) return null;
+  beforeEveryWorker(browser, workerPlatformScript(override.platform));
+  return {
+    override,
+    // Puppeteer's network manager sets it on the page's session and every session it gains
+    // later: cross-site frames, workers, and the session a prerendered page moves to.
+    applyTo: (p) =>
+      p.page.setUserAgent({
+        userAgent: override.userAgent,
+        platform: override.platform,
+        userAgentMetadata: override.userAgentMetadata,
+      }),
+  };
+}

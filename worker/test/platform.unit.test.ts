@@ -1,0 +1,127 @@
+import vm from 'node:vm';
+import type { RealAgent } from '../src/identity/platform';
+import { planPlatform, platformOfUserAgent, workerPlatformScript } from '../src/identity/platform';
+
+const LINUX_UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36';
+const real: RealAgent = {
+  userAgent: LINUX_UA,
+  brands: [
+    { brand: 'Not:A-Brand', version: '8' },
+    { brand: 'Chromium', version: '156' },
+  ],
+  fullVersionList: [
+    { brand: 'Not:A-Brand', version: '8.0.0.0' },
+    { brand: 'Chromium', version: '156.0.8078.79' },
+  ],
+  fullVersion: '156.0.8078.79',
+  mobile: false,
+  model: '',
+  formFactors: ['Desktop'],
+};
+
+describe('the system a user agent names', () => {
+  test.each([
+    [LINUX_UA, 'linux'],
+    [LINUX_UA.replace('X11; Linux x86_64', 'Windows NT 10.0; Win64; x64'), 'windows'],
+    [LINUX_UA.replace('X11; Linux x86_64', 'Macintosh; Intel Mac OS X 10_15_7'), 'macos'],
+    ['Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36', null],
+  ])('%s → %s', (ua, name) => {
+    expect(platformOfUserAgent(ua)).toBe(name);
+  });
+});
+
+describe('planning a platform', () => {
+  test('the machine’s own system: nothing to change', () => {
+    expect(planPlatform(real, 'linux')).toBeNull();
+  });
+
+  test('Windows: only the system part changes; browser, version and brands stay real', () => {
+    const plan = planPlatform(real, 'windows');
+    expect(plan).toEqual({
+      name: 'windows',
+      userAgent:
+        'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36',
+      platform: 'Win32',
+      userAgentMetadata: {
+        brands: real.brands,
+        fullVersionList: real.fullVersionList,
+        fullVersion: '156.0.8078.79',
+        platform: 'Windows',
+        platformVersion: '19.0.0',
+        architecture: 'x86',
+        model: '',
+        mobile: false,
+        bitness: '64',
+        wow64: false,
+        formFactors: ['Desktop'],
+      },
+    });
+  });
+
+  test('macOS: the Intel token and MacIntel, as every Mac’s Chrome says', () => {
+    const plan = planPlatform(real, 'macos');
+    expect(plan?.userAgent).toContain('(Macintosh; Intel Mac OS X 10_15_7)');
+    expect(plan?.platform).toBe('MacIntel');
+    expect(plan?.userAgentMetadata.platform).toBe('macOS');
+  });
+
+  test('a user agent without a system part is refused, not guessed', () => {
+    expect(() => planPlatform({ ...real, userAgent: 'Chrome/156' }, 'windows')).toThrow(
+      /no system part/,
+    );
+  });
+});
+
+describe('the worker script', () => {
+  /** A realm whose navigator has a platform getter that checks its receiver, as Blink's does. */
+  const realm = (): vm.Context => {
+    const context = vm.createContext({});
+    vm.runInContext(
+      `class WorkerNavigator {}
+       const real = new WorkerNavigator();
+       Object.defineProperty(WorkerNavigator.prototype, 'platform', {
+         configurable: true, enumerable: true,
+         get: Object.getOwnPropertyDescriptor({ get platform() {
+           if (this !== real) throw new TypeError('Illegal invocation');
+           return 'Linux x86_64';
+         } }, 'platform').get,
+       });
+       globalThis.navigator = real;`,
+      context,
+    );
+    return context;
+  };
+
+  test('navigator.platform tells the planned value; the property keeps its shape', () => {
+    const context = realm();
+    vm.runInContext(workerPlatformScript('Win32'), context);
+    expect(
+      vm.runInContext(
+        `const d = Object.getOwnPropertyDescriptor(WorkerNavigator.prototype, 'platform');
+         ({ value: navigator.platform, own: Object.hasOwn(navigator, 'platform'),
+            enumerable: d.enumerable, configurable: d.configurable, name: d.get.name,
+            length: d.get.length })`,
+        context,
+      ),
+    ).toEqual({
+      value: 'Win32',
+      own: false,
+      enumerable: true,
+      configurable: true,
+      name: 'get platform',
+      length: 0,
+    });
+  });
+
+  test('a call on a foreign receiver still throws the getter’s own error', () => {
+    const context = realm();
+    vm.runInContext(workerPlatformScript('Win32'), context);
+    expect(() =>
+      vm.runInContext(
+        `Object.getOwnPropertyDescriptor(WorkerNavigator.prototype, 'platform').get.call({})`,
+        context,
+      ),
+    ).toThrow('Illegal invocation');
+  });
+});
