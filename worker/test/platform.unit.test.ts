@@ -80,13 +80,21 @@ describe('the worker script', () => {
     vm.runInContext(
       `class WorkerNavigator {}
        const real = new WorkerNavigator();
-       Object.defineProperty(WorkerNavigator.prototype, 'platform', {
-         configurable: true, enumerable: true,
-         get: Object.getOwnPropertyDescriptor({ get platform() {
-           if (this !== real) throw new TypeError('Illegal invocation');
-           return 'Linux x86_64';
-         } }, 'platform').get,
-       });
+       const getters = {
+         get platform() { return check(this, 'Linux x86_64'); },
+         get userAgent() { return check(this, 'Mozilla/5.0 (X11; Linux x86_64)'); },
+         get appVersion() { return check(this, '5.0 (X11; Linux x86_64)'); },
+       };
+       function check(self, value) {
+         if (self !== real) throw new TypeError('Illegal invocation');
+         return value;
+       }
+       for (const name of Object.keys(getters)) {
+         Object.defineProperty(WorkerNavigator.prototype, name, {
+           configurable: true, enumerable: true,
+           get: Object.getOwnPropertyDescriptor(getters, name).get,
+         });
+       }
        globalThis.navigator = real;`,
       context,
     );
@@ -112,6 +120,24 @@ describe('the worker script', () => {
       name: 'get platform',
       length: 0,
     });
+  });
+
+  test('without a user agent only the platform changes; with one, userAgent and appVersion too', () => {
+    const read = `[navigator.platform, navigator.userAgent, navigator.appVersion]`;
+    const plain = realm();
+    vm.runInContext(workerPlatformScript('Win32'), plain);
+    expect(vm.runInContext(read, plain)).toEqual([
+      'Win32',
+      'Mozilla/5.0 (X11; Linux x86_64)',
+      '5.0 (X11; Linux x86_64)',
+    ]);
+    const full = realm();
+    vm.runInContext(workerPlatformScript('Win32', 'Mozilla/5.0 (Windows NT 10.0)'), full);
+    expect(vm.runInContext(read, full)).toEqual([
+      'Win32',
+      'Mozilla/5.0 (Windows NT 10.0)',
+      '5.0 (Windows NT 10.0)',
+    ]);
   });
 
   test('a call on a foreign receiver still throws the getter’s own error', () => {

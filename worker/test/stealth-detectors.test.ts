@@ -45,10 +45,56 @@ async function hooksAfter(site: DetectorSite, since: number): Promise<HookReport
   return site.waitFor<HookReport>('hooks');
 }
 
+/** A worker with one page `pageId`, and the detector site it visits. */
+interface DetectorRun {
+  site: DetectorSite;
+  w: RunningWorker;
+  /** Opens `url` on the page, which must load it. */
+  go(url: string): Promise<void>;
+  /** The pages' reports: BotD's and fpscanner's, each once its page ran. */
+  publicDetectors(): Promise<{ botd: BotdReport; fpscanner: FpscannerReport }>;
+  close(): Promise<void>;
+}
+
+async function detectorRun(pageId: string, env: Record<string, string>): Promise<DetectorRun> {
+  const site = await startDetectorSite();
+  const w = await startWorker({ env });
+  await w.waitInitialized();
+  await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: pageId } });
+  const go = async (url: string): Promise<void> => {
+    const nav = await w.call('POST', `/api/v1/ops/${pageId}/navigate`, { body: { url } });
+    expect(nav.body).toMatchObject({ success: true, status_code: 200 });
+  };
+  return {
+    site,
+    w,
+    go,
+    async publicDetectors() {
+      await go(`${site.url}/botd`);
+      const botd = await site.waitFor<BotdReport>('botd');
+      await go(`${site.url}/fpscanner`);
+      return { botd, fpscanner: await site.waitFor<FpscannerReport>('fpscanner') };
+    },
+    async close() {
+      await w.stop();
+      await site.close();
+    },
+  };
+}
+
+/** fpscanner's detections, as `name (severity)`. */
+function fpscannerFlags(report: FpscannerReport): string[] {
+  expect(report.error).toBeUndefined();
+  return Object.entries(report.details)
+    .filter(([, v]) => v.detected)
+    .map(([k, v]) => `${k} (${v.severity})`);
+}
+
 /** The real browser's own signals, from the first block: a disguised one keeps its brands. */
 let realSignals: Signal[] = [];
 
 describe('a worker page against the detector pages', () => {
+  let run: DetectorRun;
   let site: DetectorSite;
   let w: RunningWorker;
   let own: Signal[];
@@ -56,21 +102,11 @@ describe('a worker page against the detector pages', () => {
   let botd: BotdReport;
   let fpscanner: FpscannerReport;
 
-  const go = async (url: string): Promise<void> => {
-    const nav = await w.call('POST', '/api/v1/ops/d/navigate', { body: { url } });
-    expect(nav.body).toMatchObject({ success: true, status_code: 200 });
-  };
-
   beforeAll(async () => {
-    site = await startDetectorSite();
     // As a persona at home is set up: its own time zone and language, not the machine's UTC.
-    w = await startWorker({
-      env: { BROWSER_TIMEZONE: 'Europe/Berlin', BROWSER_LOCALE: 'de-DE' },
-    });
-    await w.waitInitialized();
-    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'd' } });
-
-    await go(`${site.url}/own`);
+    run = await detectorRun('d', { BROWSER_TIMEZONE: 'Europe/Berlin', BROWSER_LOCALE: 'de-DE' });
+    ({ site, w } = run);
+    await run.go(`${site.url}/own`);
     own = await site.waitFor<Signal[]>('own');
     realSignals = own;
     // Everything a client does with a page, while the hooks watch the main world: reading it,
@@ -93,16 +129,9 @@ describe('a worker page against the detector pages', () => {
       });
     }
     hooks = await hooksAfter(site, Date.now() + 4_500);
-
-    await go(`${site.url}/botd`);
-    botd = await site.waitFor<BotdReport>('botd');
-    await go(`${site.url}/fpscanner`);
-    fpscanner = await site.waitFor<FpscannerReport>('fpscanner');
+    ({ botd, fpscanner } = await run.publicDetectors());
   }, 120_000);
-  afterAll(async () => {
-    await w?.stop();
-    await site?.close();
-  });
+  afterAll(() => run?.close());
 
   const passes = (name: string): void => {
     const s = signalOf(own, name);
@@ -160,10 +189,7 @@ describe('a worker page against the detector pages', () => {
   });
 
   test('fpscanner: no detection but the low-severity software renderer (SwiftShader)', () => {
-    expect(fpscanner.error).toBeUndefined();
-    const detected = Object.entries(fpscanner.details)
-      .filter(([, v]) => v.detected)
-      .map(([k, v]) => `${k} (${v.severity})`);
+    const detected = fpscannerFlags(fpscanner);
     // The one accepted: a machine without a GPU renders WebGL in software, as Chrome itself
     // falls back to on such machines; no WebGL at all, or a page and worker that disagree,
     // are high-severity signals instead.
@@ -180,42 +206,28 @@ describe('a persona that tells Windows (BROWSER_PLATFORM=windows) on this Linux 
   interface FrameReport extends System {
     worker: System & { inner: System };
   }
-  let site: DetectorSite;
-  let w: RunningWorker;
+  let run: DetectorRun;
   let own: Signal[];
   let frame: FrameReport;
+  let workers: { shared: System; service: System; error?: string };
   let fpscanner: FpscannerReport;
   let botd: BotdReport;
 
-  const go = async (url: string): Promise<void> => {
-    const nav = await w.call('POST', '/api/v1/ops/win/navigate', { body: { url } });
-    expect(nav.body).toMatchObject({ success: true, status_code: 200 });
-  };
-
   beforeAll(async () => {
-    site = await startDetectorSite();
-    w = await startWorker({
-      env: {
-        BROWSER_PLATFORM: 'windows',
-        BROWSER_TIMEZONE: 'Europe/Berlin',
-        BROWSER_LOCALE: 'de-DE',
-      },
+    run = await detectorRun('win', {
+      BROWSER_PLATFORM: 'windows',
+      BROWSER_TIMEZONE: 'Europe/Berlin',
+      BROWSER_LOCALE: 'de-DE',
     });
-    await w.waitInitialized();
-    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'win' } });
-    await go(`${site.url}/own`);
-    own = await site.waitFor<Signal[]>('own');
-    await go(`${site.url}/cross`);
-    frame = await site.waitFor<FrameReport>('frame');
-    await go(`${site.url}/botd`);
-    botd = await site.waitFor<BotdReport>('botd');
-    await go(`${site.url}/fpscanner`);
-    fpscanner = await site.waitFor<FpscannerReport>('fpscanner');
+    await run.go(`${run.site.url}/own`);
+    own = await run.site.waitFor<Signal[]>('own');
+    await run.go(`${run.site.url}/cross`);
+    frame = await run.site.waitFor<FrameReport>('frame');
+    await run.go(`${run.site.url}/workers`);
+    workers = await run.site.waitFor('workers');
+    ({ botd, fpscanner } = await run.publicDetectors());
   }, 120_000);
-  afterAll(async () => {
-    await w?.stop();
-    await site?.close();
-  });
+  afterAll(() => run?.close());
 
   test('ua_consistency: page and worker agree, and every surface says Windows', () => {
     const s = signalOf(own, 'ua_consistency');
@@ -251,24 +263,36 @@ describe('a persona that tells Windows (BROWSER_PLATFORM=windows) on this Linux 
     expect(told).toEqual(told.map(() => ({ platform: 'Win32', hint: 'Windows', windowsUa: true })));
   });
 
+  test('a shared worker and a service worker say Windows too', () => {
+    expect(workers.error).toBeUndefined();
+    const told = [workers.shared, workers.service].map((x) => ({
+      platform: x.platform,
+      hint: x.hint,
+      ua: x.ua,
+    }));
+    const ua = (signalOf(own, 'ua_consistency').detail as { ua: string }).ua;
+    expect(told).toEqual(told.map(() => ({ platform: 'Win32', hint: 'Windows', ua })));
+  });
+
   test('the requests say Windows too: User-Agent and Sec-CH-UA-Platform headers', () => {
+    const seen = (where: string) => {
+      const h = run.site.headersOf(where);
+      return { where, ua: h?.['user-agent'], platform: h?.['sec-ch-ua-platform'] };
+    };
+    const windowsUa = expect.stringMatching(/\(Windows NT 10\.0; Win64; x64\)/);
     for (const where of ['/own', '/frame', '/report/frame']) {
-      const h = site.headersOf(where);
-      expect({ where, ua: h?.['user-agent'], platform: h?.['sec-ch-ua-platform'] }).toEqual({
-        where,
-        ua: expect.stringMatching(/\(Windows NT 10\.0; Win64; x64\)/),
-        platform: '"Windows"',
-      });
+      expect(seen(where)).toEqual({ where, ua: windowsUa, platform: '"Windows"' });
+    }
+    // Chromium sends no client hints from shared and service workers (measured without any
+    // override): their requests carry the user agent alone.
+    for (const where of ['/seen-shared', '/seen-service']) {
+      expect(seen(where)).toEqual({ where, ua: windowsUa, platform: undefined });
     }
   });
 
   test('BotD and fpscanner: what each flags for a Windows claim on Linux', () => {
     expect(botd).toEqual({ bot: false, botKind: null, flagged: [] });
-    expect(fpscanner.error).toBeUndefined();
-    const detected = Object.entries(fpscanner.details)
-      .filter(([, v]) => v.detected)
-      .map(([k, v]) => `${k} (${v.severity})`);
-    expect(detected).toEqual(['hasSwiftshaderRenderer (low)']);
+    expect(fpscannerFlags(fpscanner)).toEqual(['hasSwiftshaderRenderer (low)']);
   });
 });
 

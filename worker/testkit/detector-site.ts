@@ -308,6 +308,33 @@ worker.onmessage = (e) => fetch('/report/frame', { method: 'POST', body: JSON.st
 </script></body></html>`;
 
 /**
+ * `/workers` starts a shared worker and registers a service worker; each first fetches
+ * `/seen-shared` or `/seen-service` (the site keeps the request's headers), then tells its
+ * system. The page reports both to `/report/workers`.
+ */
+const SHARED_WORKER = `${SYSTEM}
+onconnect = (e) => fetch('/seen-shared').then(() => e.ports[0].postMessage(system()));`;
+const SERVICE_WORKER = `${SYSTEM}
+self.addEventListener('message', (e) => e.waitUntil(fetch('/seen-service').then(() => e.source.postMessage(system()))));`;
+const WORKERS_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>workers</title></head><body>
+<script>
+(async () => {
+  const shared = await new Promise((resolve) => {
+    const w = new SharedWorker('/shared-worker.js');
+    w.port.onmessage = (e) => resolve(e.data);
+    w.port.start();
+  });
+  const reg = await navigator.serviceWorker.register('/service-worker.js');
+  await navigator.serviceWorker.ready;
+  const service = await new Promise((resolve) => {
+    navigator.serviceWorker.onmessage = (e) => resolve(e.data);
+    reg.active.postMessage(0);
+  });
+  fetch('/report/workers', { method: 'POST', body: JSON.stringify({ shared, service }) });
+})().catch((err) => fetch('/report/workers', { method: 'POST', body: JSON.stringify({ error: String(err) }) }));
+</script></body></html>`;
+
+/**
  * The detector site on 127.0.0.1: `/own` (this product's own checks, one per named signal, and
  * main-world hooks on DOM reads), `/botd` (FingerprintJS BotD) and `/fpscanner` (fpscanner),
  * the two public detectors as installed from the registry. Pages post what they found to
@@ -346,6 +373,10 @@ export async function startDetectorSite(): Promise<DetectorSite> {
     if (url.pathname === '/fpscanner') return send(200, 'text/html; charset=utf-8', FPSCANNER_PAGE);
     if (url.pathname === '/cross') return send(200, 'text/html; charset=utf-8', crossPage(port));
     if (url.pathname === '/frame') return send(200, 'text/html; charset=utf-8', FRAME_PAGE);
+    if (url.pathname === '/workers') return send(200, 'text/html; charset=utf-8', WORKERS_PAGE);
+    if (url.pathname === '/shared-worker.js') return send(200, 'text/javascript', SHARED_WORKER);
+    if (url.pathname === '/service-worker.js') return send(200, 'text/javascript', SERVICE_WORKER);
+    if (url.pathname.startsWith('/seen-')) return send(204, 'text/plain', '');
     if (url.pathname === '/favicon.ico') return send(204, 'text/plain', '');
     send(404, 'text/plain', 'no such page');
   });

@@ -52,6 +52,13 @@ export async function readRealAgent(browser: Browser): Promise<RealAgent> {
   }
 }
 
+/** The browser's DevTools connection, where every session of it is made. */
+function connectionOf(browser: Browser): Connection {
+  const connection = (browser as unknown as { _connection?: Connection })._connection;
+  if (!connection) throw new Error('puppeteer-core has no Browser._connection; pin it at 24');
+  return connection;
+}
+
 /**
  * Runs `script` in every dedicated worker of the browser before the worker's own code.
  * Puppeteer attaches to each worker held at its start and resumes it once it is ready; the
@@ -91,6 +98,40 @@ interface AnySession {
   send(method: 'Runtime.evaluate', params: { expression: string }): Promise<unknown>;
 }
 
+/**
+ * Shared and service workers belong to no page, so no page's override reaches them, and
+ * puppeteer lets service workers go at once. The worker holds its own browser-level session
+ * that attaches to each of them at its start, sets the user agent, platform and client hints
+ * on it (its requests and `userAgentData` follow), wraps the getters DevTools cannot reach, and
+ * lets it run. The session stays attached, or the override would end with it; a service
+ * worker so watched is not stopped when idle.
+ */
+async function beforeEveryOtherWorker(browser: Browser, override: PlatformOverride): Promise<void> {
+  const connection = connectionOf(browser);
+  const script = workerPlatformScript(override.platform, override.userAgent);
+  const root = await browser.target().createCDPSession();
+  root.on('Target.attachedToTarget', (event) => {
+    const session = connection.session(event.sessionId);
+    if (!session) return;
+    // Sent together: a session handles its commands in order, so both land before the run.
+    void Promise.all([
+      session.send('Network.setUserAgentOverride', {
+        userAgent: override.userAgent,
+        platform: override.platform,
+        userAgentMetadata: override.userAgentMetadata,
+      }),
+      session.send('Runtime.evaluate', { expression: script }),
+      session.send('Runtime.runIfWaitingForDebugger'),
+    ]).catch(() => undefined);
+  });
+  await root.send('Target.setAutoAttach', {
+    autoAttach: true,
+    waitForDebuggerOnStart: true,
+    flatten: true,
+    filter: [{ type: 'shared_worker' }, { type: 'service_worker' }],
+  });
+}
+
 /** Makes every pool page tell the persona's system instead of the machine's. */
 export interface PlatformDisguise {
   override: PlatformOverride;
@@ -110,6 +151,7 @@ export async function disguisePlatform(
   const override = planPlatform(await readRealAgent(browser), name);
   if (!override) return null;
   beforeEveryWorker(browser, workerPlatformScript(override.platform));
+  await beforeEveryOtherWorker(browser, override);
   return {
     override,
     // Puppeteer's network manager sets it on the page's session and every session it gains

@@ -131,22 +131,30 @@ export function planPlatform(real: RealAgent, name: PlatformName): PlatformOverr
 }
 
 /**
- * The script run in each dedicated worker before its own code (the worker is held at its
- * start for it). No DevTools command reaches a worker's `navigator.platform` (measured,
- * Chromium 156: `Emulation.` and `Network.setUserAgentOverride` on the worker's own session
- * change its User-Agent and client hints, never its platform), so the getter itself is
- * wrapped. The wrapper calls the native getter first, so a call on a foreign receiver still
- * throws the browser's own TypeError, and keeps its name and length; its source text reads
+ * The script run in each worker before its own code (the worker is held at its start for it).
+ * No DevTools command reaches a worker's `navigator.platform` (measured, Chromium 156:
+ * `Emulation.` and `Network.setUserAgentOverride` on the worker's own session change its
+ * client hints and request headers, never its platform), nor a shared or service worker's
+ * `navigator.userAgent`; so those getters are wrapped (`userAgent` only when given, with
+ * `appVersion`, which is the same string without its `Mozilla/`). Each wrapper calls the
+ * native getter first, so a call on a foreign receiver still throws the browser's own
+ * TypeError, and keeps its name and length; its source text reads
  * `function () { [native code] }` where the native one names itself, which a detector that
  * compares getter sources can see.
  */
-export function workerPlatformScript(platform: string): string {
+export function workerPlatformScript(platform: string, userAgent: string | null = null): string {
+  const values: Record<string, string> = { platform };
+  if (userAgent) {
+    values.userAgent = userAgent;
+    values.appVersion = userAgent.replace(/^Mozilla\//, '');
+  }
   return `(() => {
   const proto = Object.getPrototypeOf(navigator);
-  const d = Object.getOwnPropertyDescriptor(proto, 'platform');
-  if (!d || typeof d.get !== 'function') return;
-  const value = ${JSON.stringify(platform)};
-  const get = new Proxy(d.get, { apply: (target, self, args) => (Reflect.apply(target, self, args), value) });
-  Object.defineProperty(proto, 'platform', { ...d, get });
+  for (const [name, value] of Object.entries(${JSON.stringify(values)})) {
+    const d = Object.getOwnPropertyDescriptor(proto, name);
+    if (!d || typeof d.get !== 'function') continue;
+    const get = new Proxy(d.get, { apply: (target, self, args) => (Reflect.apply(target, self, args), value) });
+    Object.defineProperty(proto, name, { ...d, get });
+  }
 })()`;
 }
