@@ -42,6 +42,8 @@ export interface PageGestures {
   selectAll(): Promise<{ key: string }>;
   pressEnter(): Promise<{ key: string }>;
   pressTab(withShift: boolean): Promise<{ key: string }>;
+  /** Escape: closes a dialog, menu or viewer as a person would. */
+  pressEscape(): Promise<{ key: string }>;
   /** F5: a full reload. */
   reload(): Promise<{ key: string; status_code: number | null }>;
   zoom(at: Point, level: number): Promise<{ zoom_level: number; position: Point }>;

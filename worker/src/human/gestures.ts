@@ -188,6 +188,14 @@ export class Gestures implements PageGestures {
     });
   }
 
+  /** Escape, as a person closes a dialog, a menu or a viewer. */
+  pressEscape(): Promise<{ key: string }> {
+    return this.gesture(async () => {
+      await this.x.tap(KEYS.Escape);
+      return { key: 'Escape' };
+    });
+  }
+
   pressTab(withShift: boolean): Promise<{ key: string }> {
     return this.gesture(async () => {
       await this.x.tap({ ...KEYS.Tab, shift: withShift });

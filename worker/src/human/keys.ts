@@ -50,6 +50,7 @@ CHAR_KEYS.set('\t', { key: 'Tab', code: 'Tab', keyCode: 9 });
 export const KEYS = {
   Enter: { key: 'Enter', code: 'Enter', keyCode: 13, text: '\r' },
   Tab: { key: 'Tab', code: 'Tab', keyCode: 9 },
+  Escape: { key: 'Escape', code: 'Escape', keyCode: 27 },
   Backspace: { key: 'Backspace', code: 'Backspace', keyCode: 8 },
   Shift: { key: 'Shift', code: 'ShiftLeft', keyCode: 16 },
   Control: { key: 'Control', code: 'ControlLeft', keyCode: 17 },
