@@ -21,7 +21,7 @@ const SITE_ERROR = Symbol.for('persona-browser.site-error');
 /**
  * The site did not look as the plugin expected (a selector not found, an unexpected page, an
  * anti-bot check): answered 200 `success: false`, with `error` saying what was expected and
- * what was found.
+ * what was found, and `details` beside it for a client to act on (the state found, a hint).
  */
 export class SiteError extends Error {
   readonly [SITE_ERROR] = true;
@@ -29,6 +29,7 @@ export class SiteError extends Error {
   constructor(
     readonly expected: string,
     readonly found: string,
+    readonly details: Record<string, unknown> = {},
   ) {
     super(`Expected ${expected}, found ${found}`);
     this.name = 'SiteError';

@@ -245,7 +245,7 @@ export function requireState(p: SocialPage, needed: SocialState): void {
   const found = stateOf(p);
   if (found === needed) return;
   const hint = REACHED_BY[needed] ?? `reach state ${needed} first`;
-  throw new SiteError(`state ${needed}`, `${describePage(p)}; ${hint}`);
+  throw new SiteError(`state ${needed}`, `${describePage(p)}; ${hint}`, { state: found, hint });
 }
 
 /** Reads the page until `done` holds, up to `timeoutMs`; answers the last read either way. */

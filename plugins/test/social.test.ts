@@ -307,6 +307,7 @@ describe('social/get-posts-profile and social/scroll-carousel', () => {
     const r = await carousel('right');
     expect(r.body.success).toBe(false);
     expect(r.body.error).toMatch(/^Expected state post_open, found state profile at .*open a post/);
+    expect(r.body).toMatchObject({ state: 'profile', hint: expect.stringMatching(/open a post/) });
     const bad = await carousel('up');
     expect(bad.status).toBe(400);
   });
@@ -371,6 +372,10 @@ describe('social/get-posts-profile and social/scroll-carousel', () => {
     expect(r.body.error).toMatch(
       /^Expected state profile, found state post_open at .*open a profile first with social\/open-account$/,
     );
+    expect(r.body).toMatchObject({
+      state: 'post_open',
+      hint: 'open a profile first with social/open-account',
+    });
   });
 });
 

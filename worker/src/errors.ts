@@ -63,8 +63,16 @@ export class NotInitialized extends ApiError {
 
 /** A browser-level failure: answered as HTTP 200 with `success: false` (SPEC, general behaviour 3). */
 export class BrowserFailure extends ApiError {
-  constructor(message: string, pageId: string | null = null) {
+  /** More fields of the answer beside the envelope's (a plugin's state found, its hint). */
+  readonly details: Record<string, unknown>;
+
+  constructor(
+    message: string,
+    pageId: string | null = null,
+    details: Record<string, unknown> = {},
+  ) {
     super(200, message, pageId);
+    this.details = details;
   }
 }
 

@@ -98,7 +98,15 @@ const root = writePluginTree(
       name: 'demo/site',
       manifest: manifest([]),
       js: `module.exports.default = { async run(ctx) {
-        throw new sdk.SiteError('the search form', 'a page titled "' + (await ctx.page.title()) + '"');
+        throw new sdk.SiteError('the search form', 'a page titled "' + (await ctx.page.title()) + '"',
+          { state: 'unknown', hint: 'demo/visit opens the search form', success: true, page_id: 'x' });
+      } };`,
+    },
+    {
+      name: 'demo/refuse',
+      manifest: manifest([], { response: { shortcode: 'string' } }),
+      js: `module.exports.default = { async run() {
+        return { success: false, error: 'shortcode_not_in_view', shortcode: 'C0de' };
       } };`,
     },
     {
@@ -288,6 +296,20 @@ describe('failures', () => {
       // The page demo/read left: the fixture's home.
       error: 'Expected the search form, found a page titled "Fixture home"',
       page_id: 'a',
+      // The error's details ride beside the envelope, which they never replace.
+      state: 'unknown',
+      hint: 'demo/visit opens the search form',
+    });
+  });
+
+  test('a plugin that answers success:false keeps its error code and its own fields', async () => {
+    const r = await run('demo/refuse');
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      success: false,
+      error: 'shortcode_not_in_view',
+      page_id: 'a',
+      shortcode: 'C0de',
     });
   });
 

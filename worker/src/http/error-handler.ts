@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { ApiError } from '../errors';
+import { ApiError, BrowserFailure } from '../errors';
 import type { Logger } from '../log/logger';
 import { AuthError } from './auth';
 
@@ -35,9 +35,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const pageId = pageIdOf(res);
     if (err instanceof ApiError) {
       if (err.status >= 500) logger.error('request failed', { path: req.path, error: err.message });
+      // A failure's details come first: they never replace the envelope's own fields.
+      const details = err instanceof BrowserFailure ? err.details : {};
       res
         .status(err.status)
-        .json({ success: false, error: err.message, page_id: err.pageId ?? pageId });
+        .json({ ...details, success: false, error: err.message, page_id: err.pageId ?? pageId });
       return;
     }
     const parser = err as BodyParserError;

@@ -15,11 +15,14 @@ export const envelope = (fields: Record<string, Joi.Schema>): Joi.ObjectSchema =
     ...fields,
   });
 
+/** SPEC's error envelope; a plugin's failure may add fields of its own (the state it found). */
 export const errorEnvelope = Joi.object({
   success: Joi.boolean().valid(false).required(),
   error: Joi.string().required(),
   page_id: Joi.string().allow(null).required(),
-}).label('ErrorResponse');
+})
+  .unknown(true)
+  .label('ErrorResponse');
 
 export const authError = Joi.object({ detail: Joi.string().required() }).label('AuthError');
 

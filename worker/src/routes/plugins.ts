@@ -80,7 +80,7 @@ async function execute(
   try {
     out = await run();
   } catch (err) {
-    if (SiteError.is(err)) throw new BrowserFailure(err.message, pageId);
+    if (SiteError.is(err)) throw new BrowserFailure(err.message, pageId, err.details ?? {});
     // Stopped at its deadline, or a primitive's own answer (a 408, an element not found…).
     if (err instanceof ApiError || signal.aborted) throw err;
     deps.logger.error('plugin failed', { plugin: p.name, page_id: pageId, err });
@@ -94,7 +94,11 @@ async function execute(
   const { success, error, ...fields } = out as Record<string, unknown>;
   delete fields.page_id;
   if (success === false) {
-    throw new BrowserFailure(typeof error === 'string' ? error : `${p.name} failed`, pageId);
+    throw new BrowserFailure(
+      typeof error === 'string' ? error : `${p.name} failed`,
+      pageId,
+      fields,
+    );
   }
   return fields;
 }
