@@ -69,10 +69,26 @@ export interface PluginPage {
    */
   waitForAny(selectors: Record<string, string>, timeoutMs?: number): Promise<string | null>;
   /**
+   * Loads `url` through the browser's own network stack, as the page's frame would (its
+   * cookies, proxy and user agent; not in any of the page's worlds, so the site's scripts never
+   * see it), and answers the bytes. For a file the page shows: an image, a video. Fails (a
+   * browser-level failure) on a network error, and on a body larger than `maxBytes` (default
+   * 100 MB). A status other than 2xx is answered, not thrown: check `status`.
+   */
+  fetchFile(url: string, maxBytes?: number): Promise<FetchedFile>;
+  /**
    * Runs `fn` in the isolated world with JSON `args` and answers its JSON result. `fn` is sent
    * as source: it may use only its arguments and the DOM.
    */
   evaluate<T, A extends unknown[]>(fn: (...args: A) => T | Promise<T>, ...args: A): Promise<T>;
+}
+
+/** A file loaded by `PluginPage.fetchFile`. */
+export interface FetchedFile {
+  status: number;
+  /** The response's content type without parameters (`image/jpeg`), or null. */
+  content_type: string | null;
+  bytes: Uint8Array;
 }
 
 /** A captured HTTP line (SPEC "Captured network line"). */

@@ -110,6 +110,18 @@ const root = writePluginTree(
       } };`,
     },
     {
+      name: 'demo/fetch',
+      manifest: manifest([
+        { name: 'url', type: 'text', required: true },
+        { name: 'max', type: 'number' },
+      ]),
+      js: `module.exports.default = { async run(ctx, p) {
+        const f = await ctx.page.fetchFile(p.url, p.max);
+        return { status: f.status, type: f.content_type, size: f.bytes.length,
+          text: new TextDecoder().decode(f.bytes) };
+      } };`,
+    },
+    {
       name: 'demo/nosy',
       manifest: manifest([]),
       js: `module.exports.default = { async run(ctx) { return { key: ctx.setting('SERVICE_KEY') }; } };`,
@@ -279,6 +291,35 @@ describe('a plugin call', () => {
       lines: [`${site.url}/`],
       blacklist: ['/second', '/tracker-\\d+/'],
     });
+  });
+
+  test('loads a file through the browser: bytes, an HTTP error as a status, limits', async () => {
+    const fetchFile = async (url: string, max?: number) =>
+      (await run('demo/fetch', { url, max })).body;
+    await w.call('POST', '/api/v1/ops/a/navigate', { body: { url: `${site.url}/` } });
+    const before = site.seen.length;
+    const home = await fetchFile(`${site.url}/second`);
+    expect(home).toMatchObject({ success: true, status: 200, type: 'text/html' });
+    expect(home.text).toContain('<p id="second">second</p>');
+    expect(home.size).toBe(Buffer.byteLength(home.text));
+    // The browser made the request, and the page's URL did not change.
+    expect(site.seen.slice(before).filter((r) => r !== 'GET /favicon.ico')).toEqual([
+      'GET /second',
+    ]);
+    const pages = await w.call<any>('GET', '/api/v1/system/status/pages');
+    expect(pages.body.pages[0].url).toBe(`${site.url}/`);
+    expect(await fetchFile(`${site.url}/missing`)).toMatchObject({ success: true, status: 404 });
+    const big = await fetchFile(`${site.url}/tall`, 100);
+    expect([big.success, big.error]).toEqual([
+      false,
+      `Cannot load ${site.url}/tall: larger than 100 bytes`,
+    ]);
+    expect((await fetchFile('javascript:alert(1)')).error).toBe(
+      'Cannot load javascript:alert(1): only http and https addresses load',
+    );
+    expect((await fetchFile('http://127.0.0.1:9/gone')).error).toMatch(
+      /^Cannot load http:\/\/127\.0\.0\.1:9\/gone: net::ERR_[A-Z_]+$/,
+    );
   });
 
   test('registers its family blacklist for the site of its base URL', async () => {

@@ -1,7 +1,8 @@
 import { TimeoutError } from 'puppeteer-core';
-import type { NavigationResult, PluginPage } from '@persona-browser/plugin-sdk';
+import type { FetchedFile, NavigationResult, PluginPage } from '@persona-browser/plugin-sdk';
 import type { Call } from '../browser/call';
 import type { ManagedPage } from '../browser/managed-page';
+import { fetchFile } from '../browser/fetch-file';
 import { extractContent, navigate, navigationStarts, stopLoading } from '../browser/page-actions';
 import { evalIsolated, PageScriptError } from '../browser/page-world';
 import { navigationRefusal } from '../browser/url-policy';
@@ -148,6 +149,11 @@ export class PluginPageImpl implements PluginPage {
       if (performance.now() >= until) return null;
       await this.call.sleep(POLL_MS);
     }
+  }
+
+  async fetchFile(url: string, maxBytes?: number): Promise<FetchedFile> {
+    const file = await fetchFile(this.mp, this.call, url, maxBytes);
+    return { status: file.status, content_type: file.content_type, bytes: file.bytes };
   }
 
   evaluate<T, A extends unknown[]>(fn: (...args: A) => T | Promise<T>, ...args: A): Promise<T> {
