@@ -34,7 +34,7 @@ export async function clickOnScreen(
 /**
  * Closes a dialog open on top of the page (a post, a following/followers list) with a click on
  * its close button, as a person would before touching what is behind it. Answers the page
- * once the dialog is gone. (The SDK has no Escape key, so the button it is.)
+ * once the dialog is gone. (`closeAnyDialog` in overlays.ts tries Escape first by chance.)
  */
 export async function closeDialog(ctx: PluginContext, what: string): Promise<SocialPage> {
   await clickOnScreen(ctx, SELECTORS.dialogClose, `the close button of ${what}`);

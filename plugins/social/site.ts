@@ -100,5 +100,58 @@ export function isOnSite(ctx: PluginContext, url: string): boolean {
 /** The plugin that reaches each state, for the hint of a call made in the wrong state. */
 export const REACHED_BY: Record<string, string> = {
   profile: 'open a profile first with social/open-account',
-  post_open: 'open a post first (click one of the selectors social/get-posts-profile lists)',
+  post_open:
+    'open a post first with social/open-post (its shortcode from social/get-posts-profile or social/get-posts-feed)',
+  /* People and navigation plugins. */
+  feed: 'go to the feed first with social/go-home',
+  following_open: 'open the list first with social/open-following',
+  followers_open: 'open the list first with social/open-followers',
+  story_open: 'open a story first with social/open-story',
 };
+
+/* ── People and navigation plugins (open-own-profile, follow, get-profile-info, the following
+ * and followers lists, open-story, close-story, go-home): their marks, beside SELECTORS. ── */
+
+/** Selectors and text marks of a profile's about block, its lists and the story viewer. */
+export const PEOPLE = {
+  /** A profile header's name, bio, links (through the site's redirect shim) and badge. */
+  profileName: 'main header:not(article header) section > span',
+  profileBio: 'main header:not(article header) h1',
+  profileLinks: 'main header:not(article header) a[href^="http"]',
+  verifiedBadge: 'main header:not(article header) svg[aria-label="Verified"]',
+  /** The header's count links: a click opens the list dialog. */
+  followersLink: 'main header:not(article header) a[href$="/followers/"]',
+  followingLink: 'main header:not(article header) a[href$="/following/"]',
+  /** An open list is loading more rows. */
+  listLoading: '[role="dialog"] [aria-label="Loading..."]',
+  /** The story viewer's close control (a button over a profile, a link on its own page). */
+  storyClose: 'section[aria-label="Stories"] [aria-label="Close"]',
+  /** Text marks (case-insensitive). */
+  privateNotice: 'this account is private',
+  /** The redirect shim's query parameter that holds a link's real address. */
+  shimParam: 'u',
+} as const;
+
+/* ── Post plugins (get-posts-feed, open-post, get-post-metadata, download-post-media,
+ * close-post): their marks, beside SELECTORS. ── */
+
+/** Selectors and text marks of a feed post and of an open post's details. */
+export const POSTS = {
+  /** Inside a feed `article`: its author, its link (the timestamp) and its time. */
+  articleAuthor: 'header a[href^="/"]',
+  articleLink: 'a[href*="/p/"], a[href*="/reel/"]',
+  time: 'time[datetime]',
+  articleMedia: 'img, video',
+  /** A feed carousel's own Next button (the site marks a carousel with it or with an icon). */
+  articleNext: 'button[aria-label="Next"]',
+  /** Inside the open post's `article`. */
+  caption: 'h1',
+  location: 'a[href*="/explore/locations/"]',
+  /** Accounts tagged on a media: links inside the media strip. */
+  tagged: 'ul > li a[href^="/"]',
+  /** The sections under the media: the likes or views line is one of them. */
+  counts: 'section',
+  /** Text marks (case-insensitive): "12,345 likes", "1.2M views" (or plays). */
+  likes: '(\\d[\\d,.]*\\s*[KMB]?)\\s+likes?\\b',
+  views: '(\\d[\\d,.]*\\s*[KMB]?)\\s+(?:views|plays)\\b',
+} as const;

@@ -86,7 +86,7 @@ describe('social/state', () => {
       success: true,
       state: 'feed',
       page_url: `${site.url}/`,
-      posts_in_view: { articles: 3 },
+      posts_in_view: { articles: 5 },
       own_handle: 'persona.tester',
       badges: { messages: 3, notifications: 2 },
       handle: null,

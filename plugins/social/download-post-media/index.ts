@@ -1,0 +1,130 @@
+import type { PluginContext } from '@persona-browser/plugin-sdk';
+import { definePlugin, SiteError } from '@persona-browser/plugin-sdk';
+import { clickOnScreen } from '../human';
+import { describePage, readPage, requireState } from '../page-state';
+import type { PostDetails, PostMedia } from '../posts';
+import { mediaFromCapture, readPost } from '../posts';
+import { SELECTORS } from '../site';
+
+/** The file names' extensions of the types the site serves. */
+const EXTENSIONS: Record<string, string> = {
+  'image/jpeg': 'jpg',
+  'image/png': 'png',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+  'image/heic': 'heic',
+  'image/avif': 'avif',
+  'image/svg+xml': 'svg',
+  'video/mp4': 'mp4',
+  'video/webm': 'webm',
+  'video/quicktime': 'mov',
+};
+
+/** How long a person lets a slide settle before reading it. */
+const SLIDE_SETTLE_MS = 600;
+
+/** Where a media's file is, or why there is none to download. */
+function whyNot(m: PostMedia): string | null {
+  if (m.url === null) return 'the site did not render this media';
+  if (m.url.startsWith('blob:'))
+    return 'the site streams this video (blob: address), no file to download';
+  if (!/^https?:/.test(m.url)) return `its address is not a web address: ${m.url.slice(0, 40)}`;
+  return null;
+}
+
+/**
+ * The post's media with every slide's address: slides the site renders lazily are brought on
+ * screen with the carousel's Next button, as a person browsing them would.
+ */
+async function allMedia(
+  ctx: PluginContext,
+  d: PostDetails,
+): Promise<{ media: PostMedia[]; steps: number }> {
+  const media = d.media.map((m) => ({ ...m }));
+  let steps = 0;
+  while (media.some((m) => m.url === null) && steps < media.length) {
+    if (!(await ctx.page.exists(SELECTORS.nextButton))) break;
+    await clickOnScreen(ctx, SELECTORS.nextButton, "the carousel's Next button");
+    steps += 1;
+    await ctx.sleep(SLIDE_SETTLE_MS);
+    const again = await readPost(ctx);
+    again?.media.forEach((m, i) => {
+      const known = media[i];
+      if (known && known.url === null) known.url = m.url;
+    });
+  }
+  return { media, steps };
+}
+
+export default definePlugin({
+  async run(ctx) {
+    const page = await readPage(ctx);
+    requireState(page, 'post_open');
+    const d = await readPost(ctx);
+    if (!d) throw new SiteError('an open post', describePage(await readPage(ctx)));
+    const { media, steps } = await allMedia(ctx, d);
+    // A video played from a blob: address has no file in the DOM; the site's API answer to the
+    // page (in the capture) names it.
+    const source = new Map<number, 'page' | 'site_api'>();
+    const missing = media.filter((m) => whyNot(m) !== null);
+    const api = missing.length > 0 && d.shortcode ? await mediaFromCapture(ctx, d.shortcode) : null;
+    for (const m of media) {
+      const known = api?.[m.position - 1];
+      if (whyNot(m) === null) source.set(m.position, 'page');
+      else if (known?.url && known.type === m.type && api?.length === media.length) {
+        m.url = new URL(known.url, ctx.page.url()).href;
+        source.set(m.position, 'site_api');
+      }
+    }
+    const base = `${d.author ?? 'post'}_${d.shortcode ?? 'unknown'}`;
+    const files = [];
+    const skipped = [];
+    for (const m of media) {
+      const why = whyNot(m);
+      if (why) {
+        skipped.push({ position: m.position, type: m.type, reason: why });
+        continue;
+      }
+      const file = await ctx.page.fetchFile(m.url as string);
+      if (file.status < 200 || file.status > 299) {
+        skipped.push({
+          position: m.position,
+          type: m.type,
+          reason: `the site answered HTTP ${file.status}`,
+        });
+        continue;
+      }
+      const fallback = m.type === 'video' ? 'video/mp4' : 'image/jpeg';
+      const type = file.content_type ?? fallback;
+      const ext = EXTENSIONS[type] ?? (m.type === 'video' ? 'mp4' : 'jpg');
+      const filename = `${base}_${m.position}.${ext}`;
+      const link = ctx.media.put(file.bytes, filename, type);
+      files.push({
+        position: m.position,
+        type: m.type,
+        media_url: link.media_url,
+        filename,
+        content_type: type,
+        size_bytes: file.bytes.length,
+        source_url: m.url,
+        source: source.get(m.position) ?? 'page',
+      });
+    }
+    if (files.length === 0) {
+      const reasons = skipped.map((s) => `media ${s.position}: ${s.reason}`).join('; ');
+      throw new SiteError('a media file to download in the open post', reasons || 'no media');
+    }
+    const browsed = steps > 0 ? ` (browsed ${steps} slide(s) to load them)` : '';
+    return {
+      shortcode: d.shortcode,
+      author: d.author,
+      count: files.length,
+      files,
+      skipped,
+      page_url: ctx.page.url(),
+      message:
+        `Downloaded ${files.length} of ${media.length} media of ${d.shortcode}${browsed}; ` +
+        'each media_url downloads once within 300 s',
+    };
+  },
+});

@@ -1,0 +1,36 @@
+import { definePlugin, SiteError } from '@persona-browser/plugin-sdk';
+import { describePage, readPage, requireState } from '../page-state';
+import { parseCount } from '../people';
+import { postMediaType, readPost } from '../posts';
+
+export default definePlugin({
+  async run(ctx) {
+    const page = await readPage(ctx);
+    requireState(page, 'post_open');
+    const d = await readPost(ctx);
+    if (!d) throw new SiteError('an open post', describePage(await readPage(ctx)));
+    const media_type = postMediaType(d);
+    const shown = d.views_text ?? d.likes_text;
+    return {
+      author: d.author,
+      shortcode: d.shortcode,
+      url: d.href,
+      media_type,
+      date: d.date,
+      caption: d.caption,
+      likes: parseCount(d.likes_text),
+      likes_text: d.likes_text,
+      views: parseCount(d.views_text),
+      views_text: d.views_text,
+      liked: page.post?.liked ?? false,
+      location: d.location,
+      tagged: d.tagged,
+      media: d.media,
+      page_url: page.url,
+      message:
+        `${media_type} ${d.shortcode ?? '(no shortcode)'} by @${d.author ?? '?'}` +
+        `${d.date ? ` posted ${d.date}` : ''}, ${d.media.length} media` +
+        `${shown ? `, ${shown}` : ''}${d.location ? ` at ${d.location.name}` : ''}`,
+    };
+  },
+});
