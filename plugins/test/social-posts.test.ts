@@ -1,7 +1,7 @@
 import type { RunningWorker } from '../../worker/test/helpers/worker';
 import { KEY, startWorker } from '../../worker/test/helpers/worker';
 import type { SeenEvent, SocialSite } from './fixtures/social-site';
-import { mediaFile, startSocialSite } from './fixtures/social-site';
+import { TELEMETRY_PATHS, mediaFile, startSocialSite } from './fixtures/social-site';
 
 /**
  * The post plugins of the social family against the stand-in for Instagram:
@@ -379,6 +379,31 @@ describe('videos the site streams from blob: addresses', () => {
         'Expected a media file to download in the open post, found media 1: the site streams this video (blob: address), no file to download',
     });
   });
+});
+
+test('the family’s blacklist keeps the site’s telemetry out of the capture', async () => {
+  site.setTelemetry(true);
+  try {
+    const before = site.seen.length;
+    await navigate('/');
+    const sent = (): string[] => site.seen.slice(before).map((s) => s.path);
+    for (let i = 0; i < 50 && !sent().includes('/api/v1/feed/reels_tray/'); i += 1) {
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    // The page did send its telemetry; the site received it.
+    expect(sent()).toEqual(expect.arrayContaining([...TELEMETRY_PATHS]));
+    // Bodies are read once the page's network is quiet: the tray's line is the sign.
+    let urls: string[] = [];
+    for (let i = 0; i < 30 && !urls.some((u) => u.includes('reels_tray')); i += 1) {
+      await new Promise((res) => setTimeout(res, 200));
+      const net = await w.call<Body>('GET', '/api/v1/ops/p/network');
+      urls = (net.body.http as Body[]).map((l) => l.url as string);
+    }
+    expect(urls).toContain(`${site.url}/api/v1/feed/reels_tray/`);
+    expect(urls.filter((u) => TELEMETRY_PATHS.some((p) => u.includes(p)))).toEqual([]);
+  } finally {
+    site.setTelemetry(false);
+  }
 });
 
 describe('wrong states and missing posts', () => {
