@@ -1,6 +1,6 @@
 import type { PluginContext } from '@persona-browser/plugin-sdk';
 import { SiteError } from '@persona-browser/plugin-sdk';
-import { PATTERNS, REACHED_BY, SELECTORS } from './site';
+import { PATTERNS, REACHED_BY, SELECTORS, bareHandle } from './site';
 
 export type SocialState =
   'feed' | 'profile' | 'post_open' | 'story_open' | 'following_open' | 'followers_open' | 'unknown';
@@ -246,6 +246,22 @@ export function requireState(p: SocialPage, needed: SocialState): void {
   if (found === needed) return;
   const hint = REACHED_BY[needed] ?? `reach state ${needed} first`;
   throw new SiteError(`state ${needed}`, `${describePage(p)}; ${hint}`, { state: found, hint });
+}
+
+/**
+ * Refuses a call unless a profile is open, and, when `expected` names a handle, that profile
+ * is its one (a guard against acting on the wrong account). Answers the open profile's handle.
+ */
+export function requireProfile(p: SocialPage, expected?: string): string {
+  requireState(p, 'profile');
+  const handle = p.profile?.handle ?? '';
+  if (expected && bareHandle(expected) !== handle) {
+    throw new SiteError(
+      `the profile of @${bareHandle(expected)}`,
+      `the profile of @${handle} at ${p.url}; ${REACHED_BY.profile}`,
+    );
+  }
+  return handle;
 }
 
 /** Reads the page until `done` holds, up to `timeoutMs`; answers the last read either way. */

@@ -1,4 +1,7 @@
 import type { PluginContext } from '@persona-browser/plugin-sdk';
+import { SiteError } from '@persona-browser/plugin-sdk';
+import type { SocialPage } from './page-state';
+import { describePage, readPage, requireState } from './page-state';
 import type { ApiMedia } from './post-data';
 import { findPostMedia, parseApiBody } from './post-data';
 import { PATTERNS, POSTS, SELECTORS } from './site';
@@ -159,6 +162,17 @@ export function readFeed(ctx: PluginContext): Promise<FeedPost[]> {
 /** The open post's details, or null when no post is open. */
 export function readPost(ctx: PluginContext): Promise<PostDetails | null> {
   return ctx.page.evaluate(postInPage, marks());
+}
+
+/** The page and the open post's details; refuses a call made in another state. */
+export async function readOpenPost(
+  ctx: PluginContext,
+): Promise<{ page: SocialPage; post: PostDetails }> {
+  const page = await readPage(ctx);
+  requireState(page, 'post_open');
+  const post = await readPost(ctx);
+  if (!post) throw new SiteError('an open post', describePage(await readPage(ctx)));
+  return { page, post };
 }
 
 /** What kind of post the open one is, from its media and address. */

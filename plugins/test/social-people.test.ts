@@ -1,7 +1,8 @@
 import type { RunningWorker } from '../../worker/test/helpers/worker';
-import { startWorker } from '../../worker/test/helpers/worker';
 import type { SeenEvent, SocialSite } from './fixtures/social-site';
-import { OWN, startSocialSite } from './fixtures/social-site';
+import { OWN } from './fixtures/social-site';
+import type { Body } from './fixtures/social-world';
+import { socialWorld } from './fixtures/social-world';
 
 /**
  * The people and navigation plugins of the social family against the stand-in for Instagram:
@@ -11,50 +12,14 @@ import { OWN, startSocialSite } from './fixtures/social-site';
  * of page, the wrong-state answers, the login wall, and that the site saw only trusted input.
  */
 
-type Body = Record<string, any>;
-
+const world = socialWorld('s', '11');
+const { plugin, post, get, state, navigate, eventsDuring } = world;
 let w: RunningWorker;
 let site: SocialSite;
-
-beforeAll(async () => {
-  site = await startSocialSite();
-  w = await startWorker({ env: { SOCIAL_BASE_URL: site.url, PLUGIN_SEED: '11' } });
-  await w.waitInitialized();
-  const created = await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 's' } });
-  expect(created.status).toBe(200);
+beforeAll(() => {
+  w = world.w;
+  site = world.site;
 });
-afterAll(async () => {
-  await w?.stop();
-  await site?.close();
-});
-
-/** A GET takes its parameters from the query string, as a browser's client sends them. */
-const plugin = async (method: 'GET' | 'POST', name: string, body?: Body) => {
-  const query = new URLSearchParams(Object.entries(body ?? {}).map(([k, v]) => [k, String(v)]));
-  return method === 'GET'
-    ? w.call<Body>(method, `/api/v1/s/plugin/social/${name}?${query}`)
-    : w.call<Body>(method, `/api/v1/s/plugin/social/${name}`, { body });
-};
-const post = async (name: string, body?: Body): Promise<Body> =>
-  (await plugin('POST', name, body)).body;
-const get = async (name: string, body?: Body): Promise<Body> =>
-  (await plugin('GET', name, body)).body;
-const state = (): Promise<Body> => get('state');
-
-async function navigate(path: string): Promise<void> {
-  const r = await w.call<Body>('POST', '/api/v1/ops/s/navigate', {
-    body: { url: site.url + path },
-  });
-  expect(r.body.success).toBe(true);
-}
-
-/** What the page script reported (clicks, keys) during `work`, once its beacons are in. */
-async function eventsDuring(work: () => Promise<unknown>): Promise<SeenEvent[]> {
-  const before = site.events.length;
-  await work();
-  await new Promise((r) => setTimeout(r, 500));
-  return site.events.slice(before);
-}
 
 /** The pages (documents) the site served during `work`: no media, favicon, searches or fetches. */
 async function pagesDuring(work: () => Promise<unknown>): Promise<string[]> {

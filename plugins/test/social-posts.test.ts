@@ -1,7 +1,9 @@
 import type { RunningWorker } from '../../worker/test/helpers/worker';
-import { KEY, startWorker } from '../../worker/test/helpers/worker';
-import type { SeenEvent, SocialSite } from './fixtures/social-site';
-import { TELEMETRY_PATHS, mediaFile, startSocialSite } from './fixtures/social-site';
+import { KEY } from '../../worker/test/helpers/worker';
+import type { SocialSite } from './fixtures/social-site';
+import { TELEMETRY_PATHS, mediaFile } from './fixtures/social-site';
+import type { Body } from './fixtures/social-world';
+import { socialWorld } from './fixtures/social-world';
 
 /**
  * The post plugins of the social family against the stand-in for Instagram:
@@ -11,49 +13,14 @@ import { TELEMETRY_PATHS, mediaFile, startSocialSite } from './fixtures/social-s
  * go-home; the wrong-state answers; and that the site saw only trusted input.
  */
 
-type Body = Record<string, any>;
-
+const world = socialWorld('p', '5');
+const { plugin, post, get, state, navigate, eventsDuring } = world;
 let w: RunningWorker;
 let site: SocialSite;
-
-beforeAll(async () => {
-  site = await startSocialSite();
-  w = await startWorker({ env: { SOCIAL_BASE_URL: site.url, PLUGIN_SEED: '5' } });
-  await w.waitInitialized();
-  const created = await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'p' } });
-  expect(created.status).toBe(200);
+beforeAll(() => {
+  w = world.w;
+  site = world.site;
 });
-afterAll(async () => {
-  await w?.stop();
-  await site?.close();
-});
-
-const plugin = async (method: 'GET' | 'POST', name: string, body?: Body) => {
-  const query = new URLSearchParams(Object.entries(body ?? {}).map(([k, v]) => [k, String(v)]));
-  return method === 'GET'
-    ? w.call<Body>(method, `/api/v1/p/plugin/social/${name}?${query}`)
-    : w.call<Body>(method, `/api/v1/p/plugin/social/${name}`, { body });
-};
-const post = async (name: string, body?: Body): Promise<Body> =>
-  (await plugin('POST', name, body)).body;
-const get = async (name: string, body?: Body): Promise<Body> =>
-  (await plugin('GET', name, body)).body;
-const state = (): Promise<Body> => get('state');
-
-async function navigate(path: string): Promise<void> {
-  const r = await w.call<Body>('POST', '/api/v1/ops/p/navigate', {
-    body: { url: site.url + path },
-  });
-  expect(r.body.success).toBe(true);
-}
-
-/** What the page script reported (clicks, keys) during `work`, once its beacons are in. */
-async function eventsDuring(work: () => Promise<unknown>): Promise<SeenEvent[]> {
-  const before = site.events.length;
-  await work();
-  await new Promise((r) => setTimeout(r, 500));
-  return site.events.slice(before);
-}
 
 /** A media link's download, as raw bytes. */
 async function download(mediaUrl: string) {

@@ -1,7 +1,7 @@
 import type { RunningWorker } from '../../worker/test/helpers/worker';
-import { startWorker } from '../../worker/test/helpers/worker';
 import type { SocialSite } from './fixtures/social-site';
-import { startSocialSite } from './fixtures/social-site';
+import type { Body } from './fixtures/social-world';
+import { socialWorld } from './fixtures/social-world';
 
 /**
  * The social family against a stand-in for Instagram: social/state in every state,
@@ -11,47 +11,18 @@ import { startSocialSite } from './fixtures/social-site';
  * the wrong-state answers, and that the site saw only trusted clicks and keys.
  */
 
-type Body = Record<string, any>;
-
+const world = socialWorld('s', '7');
+const { plugin, state, navigate, eventsDuring } = world;
 let w: RunningWorker;
 let site: SocialSite;
-
-beforeAll(async () => {
-  site = await startSocialSite();
-  w = await startWorker({ env: { SOCIAL_BASE_URL: site.url, PLUGIN_SEED: '7' } });
-  await w.waitInitialized();
-  const created = await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 's' } });
-  expect(created.status).toBe(200);
-});
-afterAll(async () => {
-  await w?.stop();
-  await site?.close();
+beforeAll(() => {
+  w = world.w;
+  site = world.site;
 });
 
-/** A GET takes its parameters from the query string, as a browser's client sends them. */
-const plugin = (method: 'GET' | 'POST', name: string, body?: Body) =>
-  method === 'GET'
-    ? w.call<Body>(method, `/api/v1/s/plugin/social/${name}?${new URLSearchParams(body ?? {})}`)
-    : w.call<Body>(method, `/api/v1/s/plugin/social/${name}`, { body });
-const state = async (): Promise<Body> => (await plugin('GET', 'state')).body;
 const openAccount = (body: Body) => plugin('POST', 'open-account', body);
 const posts = (body?: Body) => plugin('GET', 'get-posts-profile', body);
 const carousel = (direction: string) => plugin('POST', 'scroll-carousel', { direction });
-
-async function navigate(path: string): Promise<void> {
-  const r = await w.call<Body>('POST', '/api/v1/ops/s/navigate', {
-    body: { url: site.url + path },
-  });
-  expect(r.body.success).toBe(true);
-}
-
-/** What the page script reported (clicks, keys) during `work`, once its beacons are in. */
-async function eventsDuring(work: () => Promise<unknown>) {
-  const before = site.events.length;
-  await work();
-  await new Promise((r) => setTimeout(r, 500));
-  return site.events.slice(before);
-}
 
 test('the four plugins load with their routes and parameters', async () => {
   const r = await w.call<Body>('GET', '/api/v1/plugins', { auth: false });

@@ -1,9 +1,8 @@
 import type { PluginContext } from '@persona-browser/plugin-sdk';
 import { definePlugin, SiteError } from '@persona-browser/plugin-sdk';
 import { clickOnScreen } from '../human';
-import { describePage, readPage, requireState } from '../page-state';
 import type { PostDetails, PostMedia } from '../posts';
-import { mediaFromCapture, readPost } from '../posts';
+import { mediaFromCapture, readOpenPost, readPost } from '../posts';
 import { SELECTORS } from '../site';
 
 /** The file names' extensions of the types the site serves. */
@@ -58,10 +57,7 @@ async function allMedia(
 
 export default definePlugin({
   async run(ctx) {
-    const page = await readPage(ctx);
-    requireState(page, 'post_open');
-    const d = await readPost(ctx);
-    if (!d) throw new SiteError('an open post', describePage(await readPage(ctx)));
+    const { post: d } = await readOpenPost(ctx);
     const { media, steps } = await allMedia(ctx, d);
     // A video played from a blob: address has no file in the DOM; the site's API answer to the
     // page (in the capture) names it.

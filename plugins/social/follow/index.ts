@@ -1,9 +1,9 @@
 import { definePlugin, SiteError } from '@persona-browser/plugin-sdk';
 import { clickOnScreen } from '../human';
-import { readPage, readUntil, requireState } from '../page-state';
+import { readPage, readUntil, requireProfile } from '../page-state';
 import type { FollowStatus } from '../people';
 import { followStatusOf } from '../people';
-import { REACHED_BY, SELECTORS, bareHandle } from '../site';
+import { SELECTORS } from '../site';
 
 interface Params {
   handle?: string;
@@ -20,14 +20,7 @@ const ALREADY: Partial<Record<FollowStatus, string>> = {
 export default definePlugin<Params>({
   async run(ctx, p) {
     const page = await readPage(ctx);
-    requireState(page, 'profile');
-    const handle = page.profile?.handle ?? '';
-    if (p.handle && bareHandle(p.handle) !== handle) {
-      throw new SiteError(
-        `the profile of @${bareHandle(p.handle)}`,
-        `the profile of @${handle} at ${page.url}; ${REACHED_BY.profile}`,
-      );
-    }
+    const handle = requireProfile(page, p.handle);
     const label = page.profile?.followButton ?? null;
     const before = followStatusOf(label);
     if (before === 'own_profile' || handle === page.ownHandle) {

@@ -1,14 +1,10 @@
-import { definePlugin, SiteError } from '@persona-browser/plugin-sdk';
-import { describePage, readPage, requireState } from '../page-state';
+import { definePlugin } from '@persona-browser/plugin-sdk';
 import { parseCount } from '../people';
-import { postMediaType, readPost } from '../posts';
+import { postMediaType, readOpenPost } from '../posts';
 
 export default definePlugin({
   async run(ctx) {
-    const page = await readPage(ctx);
-    requireState(page, 'post_open');
-    const d = await readPost(ctx);
-    if (!d) throw new SiteError('an open post', describePage(await readPage(ctx)));
+    const { page, post: d } = await readOpenPost(ctx);
     const media_type = postMediaType(d);
     const shown = d.views_text ?? d.likes_text;
     return {

@@ -1,7 +1,7 @@
 import { definePlugin, SiteError } from '@persona-browser/plugin-sdk';
 import { clickOnScreen } from '../human';
-import { describePage, readPage, readUntil, requireState, stateOf } from '../page-state';
-import { REACHED_BY, SELECTORS, bareHandle } from '../site';
+import { describePage, readPage, readUntil, requireProfile, stateOf } from '../page-state';
+import { SELECTORS } from '../site';
 
 interface Params {
   handle?: string;
@@ -13,14 +13,7 @@ const VIEWER_WAIT_MS = 10_000;
 export default definePlugin<Params>({
   async run(ctx, p) {
     const page = await readPage(ctx);
-    requireState(page, 'profile');
-    const handle = page.profile?.handle ?? '';
-    if (p.handle && bareHandle(p.handle) !== handle) {
-      throw new SiteError(
-        `the profile of @${bareHandle(p.handle)}`,
-        `the profile of @${handle} at ${page.url}; ${REACHED_BY.profile}`,
-      );
-    }
+    const handle = requireProfile(page, p.handle);
     if (!page.profile?.hasStory) {
       throw new SiteError(
         `a story ring around @${handle}'s picture`,
