@@ -2,3 +2,4 @@ export * from './context';
 export * from './gestures';
 export * from './manifest';
 export * from './plugin';
+export * from './moves';

@@ -1,35 +1,11 @@
 import type { PluginContext } from '@persona-browser/plugin-sdk';
-import { SiteError } from '@persona-browser/plugin-sdk';
+import { SiteError, clickOnScreen } from '@persona-browser/plugin-sdk';
 import type { SocialPage } from './page-state';
 import { readUntil } from './page-state';
 import { SELECTORS } from './site';
 
-/** Scrolls a person would make to bring a control on screen before giving up. */
-const MAX_SCROLLS = 4;
 /** A dialog closes with a short animation. */
 const DIALOG_CLOSE_MS = 5_000;
-
-/** Clicks `selector` like a person: scrolled into view first if it is off screen. */
-export async function clickOnScreen(
-  ctx: PluginContext,
-  selector: string,
-  what: string,
-): Promise<void> {
-  for (let scrolls = 0; ; scrolls += 1) {
-    const seen = await ctx.gestures.checkVisible(selector);
-    if (!seen.found) {
-      throw new SiteError(what, `no element matching ${selector} at ${ctx.page.url()}`);
-    }
-    if (seen.visible) break;
-    if (scrolls >= MAX_SCROLLS || !seen.bounding_box) {
-      throw new SiteError(`${what} on screen`, `it stayed out of view at ${ctx.page.url()}`);
-    }
-    // Aim the element at the middle of the viewport.
-    const box = seen.bounding_box;
-    await ctx.gestures.scroll(box.y + box.height / 2 - seen.viewport.height / 2);
-  }
-  await ctx.gestures.click(selector);
-}
 
 /**
  * Closes a dialog open on top of the page (a post, a following/followers list) with a click on

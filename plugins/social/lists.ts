@@ -1,6 +1,5 @@
 import type { PluginContext, PluginResult } from '@persona-browser/plugin-sdk';
-import { SiteError } from '@persona-browser/plugin-sdk';
-import { clickOnScreen } from './human';
+import { SiteError, clickOnScreen } from '@persona-browser/plugin-sdk';
 import type { SocialPage, SocialState } from './page-state';
 import { describePage, readPage, readUntil, requireState, stateOf } from './page-state';
 import { followStatusOf, parseCount, readAbout } from './people';

@@ -1,6 +1,6 @@
 import type { PluginContext } from '@persona-browser/plugin-sdk';
-import { SiteError } from '@persona-browser/plugin-sdk';
-import { clickOnScreen, closeDialog } from './human';
+import { SiteError, clickOnScreen } from '@persona-browser/plugin-sdk';
+import { closeDialog } from './human';
 import type { SocialPage } from './page-state';
 import { readUntil } from './page-state';
 import { PEOPLE, SELECTORS } from './site';

@@ -1,6 +1,5 @@
 import type { PluginContext } from '@persona-browser/plugin-sdk';
-import { SiteError, definePlugin } from '@persona-browser/plugin-sdk';
-import { clickOnScreen } from '../human';
+import { SiteError, definePlugin, clickOnScreen } from '@persona-browser/plugin-sdk';
 import type { ArchivePage } from '../page-state';
 import { describePage, refuseInterstitial, settledPage } from '../page-state';
 import { SELECTORS, baseUrl, lookupUrl } from '../site';

@@ -1,6 +1,5 @@
 import type { PluginContext } from '@persona-browser/plugin-sdk';
-import { definePlugin, SiteError } from '@persona-browser/plugin-sdk';
-import { clickOnScreen } from '../human';
+import { definePlugin, SiteError, clickOnScreen } from '@persona-browser/plugin-sdk';
 import type { PostDetails, PostMedia } from '../posts';
 import { mediaFromCapture, readOpenPost, readPost } from '../posts';
 import { SELECTORS } from '../site';

@@ -1,5 +1,4 @@
-import { definePlugin, SiteError } from '@persona-browser/plugin-sdk';
-import { clickOnScreen } from '../human';
+import { definePlugin, SiteError, clickOnScreen } from '@persona-browser/plugin-sdk';
 import { readPage, readUntil, requireProfile } from '../page-state';
 import type { FollowStatus } from '../people';
 import { followStatusOf } from '../people';

@@ -1,5 +1,4 @@
-import { definePlugin, SiteError } from '@persona-browser/plugin-sdk';
-import { clickOnScreen } from '../human';
+import { definePlugin, SiteError, clickOnScreen } from '@persona-browser/plugin-sdk';
 import { closeAnyDialog, closeStory, dialogName } from '../overlays';
 import { describePage, readPage, readUntil, stateOf } from '../page-state';
 import { refuseLoginWall } from '../people';

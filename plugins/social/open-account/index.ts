@@ -1,6 +1,6 @@
 import type { PluginContext } from '@persona-browser/plugin-sdk';
-import { definePlugin, SiteError } from '@persona-browser/plugin-sdk';
-import { clickOnScreen, closeDialog } from '../human';
+import { definePlugin, SiteError, clickOnScreen } from '@persona-browser/plugin-sdk';
+import { closeDialog } from '../human';
 import type { SocialPage } from '../page-state';
 import { describePage, readPage, readUntil, stateOf } from '../page-state';
 import { SELECTORS, baseUrl, bareHandle, handleOfPath, isOnSite } from '../site';

@@ -1,5 +1,5 @@
-import { definePlugin, SiteError } from '@persona-browser/plugin-sdk';
-import { clickOnScreen, closeDialog } from '../human';
+import { definePlugin, SiteError, clickOnScreen } from '@persona-browser/plugin-sdk';
+import { closeDialog } from '../human';
 import { closeStory, dialogName } from '../overlays';
 import { describePage, readPage, readUntil, stateOf } from '../page-state';
 import { refuseLoginWall } from '../people';

@@ -1,5 +1,4 @@
-import { definePlugin, SiteError } from '@persona-browser/plugin-sdk';
-import { clickOnScreen } from '../human';
+import { definePlugin, SiteError, clickOnScreen } from '@persona-browser/plugin-sdk';
 import type { MediaStrip } from '../page-state';
 import { readPage, readUntil, requireState } from '../page-state';
 import { SELECTORS } from '../site';
