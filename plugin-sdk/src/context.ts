@@ -123,6 +123,12 @@ export interface PluginNetwork {
   mark(): Promise<number>;
   /** The family's blacklist patterns in force for the page's current site. */
   blacklist(): string[];
+  /**
+   * Waits until the capture has read the body of every response that has finished (it reads
+   * them once the page's network is quiet, so a line can appear up to about a second after its
+   * response). Answers false when bodies were still pending after `timeoutMs` (default 5 s).
+   */
+  settled(timeoutMs?: number): Promise<boolean>;
 }
 
 export interface MediaLink {

@@ -182,28 +182,16 @@ export function postMediaType(d: PostDetails): PostMediaType {
   return d.media[0]?.type === 'video' ? 'video' : 'photo';
 }
 
-/** The capture reads a text body once the page's network is quiet, within about a second. */
-const CAPTURE_LAG_MS = 3_000;
-const CAPTURE_POLL_MS = 400;
-
 /**
  * The media of post `shortcode` as the site's API answered them to the page, read from the
- * page's network capture (newest answer first); null when no captured answer describes it
- * once the capture has caught up with the page.
+ * page's network capture (newest answer first) once it has read every finished response;
+ * null when no captured answer describes it.
  */
 export async function mediaFromCapture(
   ctx: PluginContext,
   shortcode: string,
 ): Promise<ApiMedia[] | null> {
-  const until = Date.now() + Math.min(CAPTURE_LAG_MS, ctx.remainingMs());
-  for (;;) {
-    const media = await capturedMedia(ctx, shortcode);
-    if (media || Date.now() >= until) return media;
-    await ctx.sleep(CAPTURE_POLL_MS);
-  }
-}
-
-async function capturedMedia(ctx: PluginContext, shortcode: string): Promise<ApiMedia[] | null> {
+  await ctx.network.settled();
   const lines = [
     ...(await ctx.network.http({ resource_type: 'xhr', include_body: true })),
     ...(await ctx.network.http({ resource_type: 'fetch', include_body: true })),

@@ -122,6 +122,18 @@ const root = writePluginTree(
       } };`,
     },
     {
+      name: 'demo/settle',
+      manifest: manifest([]),
+      js: `module.exports.default = { async run(ctx) {
+        await ctx.page.goto(ctx.setting('DEMO_BASE_URL') + '/');
+        // Straight after the load the document's body may still be being read.
+        const settled = await ctx.network.settled();
+        const lines = await ctx.network.http({ resource_type: 'document', include_body: true });
+        return { settled,
+          body: lines.some((l) => (l.body || '').includes('Hello from the fixture')) };
+      } };`,
+    },
+    {
       name: 'demo/nosy',
       manifest: manifest([]),
       js: `module.exports.default = { async run(ctx) { return { key: ctx.setting('SERVICE_KEY') }; } };`,
@@ -320,6 +332,11 @@ describe('a plugin call', () => {
     expect((await fetchFile('http://127.0.0.1:9/gone')).error).toMatch(
       /^Cannot load http:\/\/127\.0\.0\.1:9\/gone: net::ERR_[A-Z_]+$/,
     );
+  });
+
+  test('waits until the capture has read the bodies of finished responses', async () => {
+    const r = await run('demo/settle');
+    expect(r.body).toMatchObject({ success: true, settled: true, body: true });
   });
 
   test('registers its family blacklist for the site of its base URL', async () => {

@@ -51,6 +51,11 @@ export class BodyReader {
     this.lastNetworkAt = performance.now();
   }
 
+  /** Bodies of finished responses still to be read (queued or being read). */
+  get pending(): number {
+    return this.queue.length + this.reading.size;
+  }
+
   get full(): boolean {
     return this.queue.length >= MAX_BODY_QUEUE;
   }

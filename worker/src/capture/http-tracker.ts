@@ -25,6 +25,11 @@ export class HttpTracker {
   private readonly endedNavs = new Map<string, Tracked>();
   private readonly bodies: BodyReader;
 
+  /** Bodies of finished responses not read yet: their lines are not in the lists yet. */
+  get pendingBodies(): number {
+    return this.bodies.pending;
+  }
+
   constructor(private readonly ctx: CaptureContext) {
     this.bodies = new BodyReader(ctx);
   }

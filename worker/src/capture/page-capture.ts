@@ -116,6 +116,11 @@ export class PageCapture {
     return this.cdp;
   }
 
+  /** Text bodies of finished responses still being read (lines that will appear shortly). */
+  pendingBodies(): number {
+    return this.http.pendingBodies;
+  }
+
   query(filter: QueryFilter): Promise<QueryResult> {
     return this.store.query(filter);
   }

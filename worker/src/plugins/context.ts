@@ -35,6 +35,10 @@ export interface ContextDeps {
   allowFileUrls: boolean;
 }
 
+/** How long `network.settled` waits for the capture's pending bodies by default, and how often it looks. */
+const SETTLE_WAIT_MS = 5_000;
+const SETTLE_POLL_MS = 50;
+
 /** A setting or secret the plugin's family does not declare is a bug in the plugin. */
 class UndeclaredSetting extends Error {}
 
@@ -84,6 +88,14 @@ export function pluginContext(
         return (await c.query({ since: Number.MAX_SAFE_INTEGER, includeBody: false })).mark;
       },
       blacklist: () => capture()?.blacklistInForce() ?? [],
+      async settled(timeoutMs = SETTLE_WAIT_MS): Promise<boolean> {
+        const until = performance.now() + Math.min(timeoutMs, call.remainingMs());
+        for (;;) {
+          if ((capture()?.pendingBodies() ?? 0) === 0) return true;
+          if (performance.now() >= until) return false;
+          await call.sleep(SETTLE_POLL_MS);
+        }
+      },
     },
     media: {
       put(bytes, filename, contentType): MediaLink {
