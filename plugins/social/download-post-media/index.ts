@@ -59,22 +59,20 @@ export default definePlugin({
     const { post: d } = await readOpenPost(ctx);
     const { media, steps } = await allMedia(ctx, d);
     // A video played from a blob: address has no file in the DOM; the site's API answer to the
-    // page (in the capture) names it.
-    const source = new Map<number, 'page' | 'site_api'>();
-    const missing = media.filter((m) => whyNot(m) !== null);
-    const api = missing.length > 0 && d.shortcode ? await mediaFromCapture(ctx, d.shortcode) : null;
-    for (const m of media) {
-      const known = api?.[m.position - 1];
-      if (whyNot(m) === null) source.set(m.position, 'page');
-      else if (known?.url && known.type === m.type && api?.length === media.length) {
-        m.url = new URL(known.url, ctx.page.url()).href;
-        source.set(m.position, 'site_api');
+    // page (in the capture) names it, when it lists the same media.
+    const missing = media.some((m) => whyNot(m) !== null);
+    const api = missing && d.shortcode ? await mediaFromCapture(ctx, d.shortcode) : null;
+    const sourced = media.map((m) => {
+      const known = api?.length === media.length ? api[m.position - 1] : undefined;
+      if (whyNot(m) === null || !known?.url || known.type !== m.type) {
+        return { ...m, source: 'page' as const };
       }
-    }
+      return { ...m, url: new URL(known.url, ctx.page.url()).href, source: 'site_api' as const };
+    });
     const base = `${d.author ?? 'post'}_${d.shortcode ?? 'unknown'}`;
     const files = [];
     const skipped = [];
-    for (const m of media) {
+    for (const m of sourced) {
       const why = whyNot(m);
       if (why) {
         skipped.push({ position: m.position, type: m.type, reason: why });
@@ -102,7 +100,7 @@ export default definePlugin({
         content_type: type,
         size_bytes: file.bytes.length,
         source_url: m.url,
-        source: source.get(m.position) ?? 'page',
+        source: m.source,
       });
     }
     if (files.length === 0) {
