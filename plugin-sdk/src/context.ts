@@ -81,6 +81,12 @@ export interface PluginPage {
    * as source: it may use only its arguments and the DOM.
    */
   evaluate<T, A extends unknown[]>(fn: (...args: A) => T | Promise<T>, ...args: A): Promise<T>;
+  /**
+   * A PNG of the first element `selector` matches, as the page paints it (an off-screen element
+   * is captured where it is, without scrolling). Fails (a browser-level failure) when nothing
+   * matches or the element has no size.
+   */
+  screenshot(selector: string): Promise<Uint8Array>;
 }
 
 /** A file loaded by `PluginPage.fetchFile`. */
@@ -142,6 +148,12 @@ export interface PluginMedia {
   put(bytes: Uint8Array, filename: string, contentType: string): MediaLink;
 }
 
+/** Machine-readable codes in images. */
+export interface PluginCodes {
+  /** The texts of the QR codes in an image (PNG or JPEG bytes), in reading order; [] when none. */
+  readQr(image: Uint8Array): Promise<string[]>;
+}
+
 export interface LocatedObject {
   /** `[x1, y1, x2, y2]` in viewport CSS pixels. */
   bounding_box: [number, number, number, number];
@@ -167,6 +179,7 @@ export interface PluginContext extends CallScope {
   readonly network: PluginNetwork;
   readonly media: PluginMedia;
   readonly vision: PluginVision;
+  readonly codes: PluginCodes;
   readonly log: PluginLogger;
   /** A random source in [0, 1) for the probability parameters (seeded with PLUGIN_SEED). */
   random(): number;
@@ -174,6 +187,15 @@ export interface PluginContext extends CallScope {
   chance(p: number): boolean;
   /** A setting its family declares: the environment's value, else the declared default. */
   setting(name: string): string | undefined;
-  /** A secret its family declares, from the environment; never logged. */
+  /**
+   * A secret its family declares, from the environment. Its value never reaches the worker's
+   * log, the network capture or an error message.
+   */
   secret(name: string): string | undefined;
+  /**
+   * Hides a value the plugin came to know (a one-time code, a QR code's content) as a secret is
+   * hidden: from now on it is `[redacted]` in the worker's log, in lines the network capture
+   * stores and in the error messages of plugin calls. Values under 4 characters are not hidden.
+   */
+  conceal(value: string): void;
 }

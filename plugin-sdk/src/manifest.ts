@@ -79,6 +79,11 @@ export interface ManifestFile {
   response?: Record<string, FieldType>;
   /** Seconds the call may hold its page (default: the worker's call deadline, 120 s). */
   timeout_s?: number;
+  /**
+   * A route that exists but is not built yet: no `index.ts`; every call answers 501 with
+   * `error` saying the plugin is not implemented.
+   */
+  placeholder?: boolean;
 }
 
 /** SPEC's plugin descriptor, as `GET /api/v1/plugins` lists it. */

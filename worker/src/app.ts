@@ -25,6 +25,7 @@ import { visionRoutes } from './routes/vision';
 import { pluginsRoutes } from './routes/plugins';
 import type { Discovery } from './plugins/discover';
 import type { Rng } from './human/types';
+import type { SecretValues } from './log/secrets';
 import type { VisionClient } from './vision/client';
 
 export const BODY_LIMIT = '1mb';
@@ -49,6 +50,7 @@ export interface AppDeps extends SystemDeps {
     found: Discovery;
     env: Readonly<Record<string, string | undefined>>;
     rngFor: (plugin: string) => Rng;
+    secrets: SecretValues;
   };
 }
 
@@ -70,6 +72,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
           env: deps.plugins.env,
           slowmoMs: deps.navigator.slowmoMs,
           allowFileUrls: deps.allowFileUrls,
+          secrets: deps.plugins.secrets,
         })
       : []),
   ];

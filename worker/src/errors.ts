@@ -61,6 +61,13 @@ export class NotInitialized extends ApiError {
   }
 }
 
+/** A route that exists but is not built yet (a placeholder plugin). */
+export class NotImplemented extends ApiError {
+  constructor(message: string, pageId: string | null = null) {
+    super(501, message, pageId);
+  }
+}
+
 /** A browser-level failure: answered as HTTP 200 with `success: false` (SPEC, general behaviour 3). */
 export class BrowserFailure extends ApiError {
   /** More fields of the answer beside the envelope's (a plugin's state found, its hint). */

@@ -16,6 +16,7 @@ import { VisionClient } from './vision/client';
 import { LiveView } from './live';
 import { liveVncTarget } from './live/vnc-server';
 import { createLogger } from './log/logger';
+import { SecretValues } from './log/secrets';
 import { RequestLog } from './log/request-log';
 import { DEFAULT_PLUGINS_DIR, defaultRepoRoot, workerVersion } from './paths';
 import { pluginRandom } from './plugins/random';
@@ -54,13 +55,14 @@ async function main(): Promise<void> {
 
   // Plugins are found before anything logs, so that their families' secrets are redacted too.
   const plugins = discoverPlugins(config.pluginsDir);
-  const logger = createLogger([
+  const secrets = new SecretValues([
     config.serviceKey,
     config.visionKeyGratis,
     config.visionKeyPaga,
     ...familySecrets(plugins, config.env),
     identity?.proxy.password ?? null,
   ]);
+  const logger = createLogger(secrets);
   for (const b of plugins.broken)
     logger.error('plugin skipped', { plugin: b.name, error: b.error });
   logger.info('plugins loaded', {
@@ -127,7 +129,7 @@ async function main(): Promise<void> {
   const pageLocale = identity ? null : config.browserLocale;
   const proxyErrors = new ProxyErrors(config.personaDir, () => relay?.failures ?? 0);
   const media = new MediaStore({ ttlMs: config.mediaTtlMs, capBytes: config.mediaCapBytes });
-  const captures = new CaptureRegistry();
+  const captures = new CaptureRegistry({ secrets });
   for (const problem of registerBlacklists(plugins, config.env, captures.blacklist))
     logger.error('plugin family blacklist not applied', problem);
   const vision = new VisionClient({
@@ -213,6 +215,7 @@ async function main(): Promise<void> {
       found: plugins,
       env: config.env,
       rngFor: pluginRandom(config.pluginSeed),
+      secrets,
     },
     shutdown: () => void shutdown('kill endpoint'),
   });

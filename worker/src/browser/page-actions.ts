@@ -132,6 +132,35 @@ export async function capturePng(mp: ManagedPage, call: Call, beyond: boolean): 
   return data;
 }
 
+/** A clip of the page in CSS pixels from the document's top-left corner. */
+export interface PageClip {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/**
+ * A PNG of one region of the page. A region outside the viewport is captured where it is
+ * (`captureBeyondViewport`), so nothing scrolls; one inside it is taken as painted.
+ */
+export async function captureClipPng(
+  mp: ManagedPage,
+  call: Call,
+  clip: PageClip,
+  inViewport: boolean,
+): Promise<string> {
+  const { data } = await mp.cdp(call, (s) =>
+    s.send('Page.captureScreenshot', {
+      format: 'png',
+      fromSurface: true,
+      captureBeyondViewport: !inViewport,
+      clip: { ...clip, scale: 1 },
+    }),
+  );
+  return data;
+}
+
 /**
  * The viewport as PNG, and with `full` the whole page too. The tab is brought to the front
  * first: a headed browser does not paint a tab nobody looks at.

@@ -8,6 +8,8 @@ export interface CaptureSettings {
   /** Network.getResponseBody calls in flight per page. */
   bodyConcurrency?: number;
   maxReplyChars?: number;
+  /** Takes secrets out of URLs, headers and bodies before they are stored. */
+  redact?: (text: string) => string;
 }
 
 /** What a page's capture shares with the parts that track its HTTP requests and WebSockets. */

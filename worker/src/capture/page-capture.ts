@@ -51,6 +51,7 @@ export class PageCapture {
     this.store = new LineStore({
       budgetBytes: settings.budgetBytes,
       maxReplyChars: settings.maxReplyChars,
+      redact: settings.redact,
     });
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the context reads the live session
     const self = this;

@@ -1,4 +1,5 @@
 import type { ManagedPage } from '../browser/managed-page';
+import type { SecretValues } from '../log/secrets';
 import { Blacklist } from './blacklist';
 import { BODY_LIMIT_CHARS } from './body';
 import { PageCapture } from './page-capture';
@@ -16,6 +17,8 @@ export interface CaptureOptions {
   bodyConcurrency?: number;
   /** Body and payload characters in one network reply before the rest are left out. */
   maxReplyChars?: number;
+  /** Values never stored: each is replaced with `[redacted]` in URLs, headers and bodies. */
+  secrets?: SecretValues;
 }
 
 /** One network capture per pooled page, from its creation to its close, and the blacklist. */
@@ -35,6 +38,7 @@ export class CaptureRegistry {
   attach(page: ManagedPage): void {
     if (!this.enabled) return;
     this.captures.get(page.id)?.stop();
+    const secrets = this.opts.secrets;
     const capture = new PageCapture(
       page.id,
       page.session,
@@ -44,11 +48,17 @@ export class CaptureRegistry {
         bodyLimitChars: this.opts.bodyLimitChars ?? BODY_LIMIT_CHARS,
         bodyConcurrency: this.opts.bodyConcurrency,
         maxReplyChars: this.opts.maxReplyChars,
+        redact: secrets && ((text) => secrets.redact(text)),
       },
       this.blacklist,
     );
     this.captures.set(page.id, capture);
     page.onSessionSwap((session) => void capture.follow(session));
+  }
+
+  /** `text` with the secrets the capture never stores taken out. */
+  redact(text: string): string {
+    return this.opts.secrets ? this.opts.secrets.redact(text) : text;
   }
 
   /** Resolves once the page's capture is enabled in the browser (at once when there is none). */

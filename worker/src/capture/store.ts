@@ -68,6 +68,8 @@ export interface Reservation {
 export interface StoreOptions {
   budgetBytes?: number;
   maxReplyChars?: number;
+  /** Applied to every URL, header value, body and text payload before it is stored. */
+  redact?: (text: string) => string;
 }
 
 export interface StoreStats {
@@ -93,6 +95,7 @@ export interface StoreStats {
 export class LineStore {
   readonly budget: number;
   private readonly maxReplyChars: number;
+  private readonly redact: ((text: string) => string) | null;
   private readonly chunks: ChunkStore;
   private seq = 0;
   private queue: Op[] = [];
@@ -103,6 +106,7 @@ export class LineStore {
   constructor(opts: StoreOptions = {}) {
     this.budget = opts.budgetBytes ?? DEFAULT_BUDGET_BYTES;
     this.maxReplyChars = opts.maxReplyChars ?? DEFAULT_MAX_REPLY_CHARS;
+    this.redact = opts.redact ?? null;
     this.chunks = new ChunkStore(this.budget);
   }
 
@@ -131,12 +135,26 @@ export class LineStore {
 
   /** Adds an HTTP line; `body` is the text body (already cut) or null. */
   appendHttp(line: NewHttpLine, body: string | null, tag: string | null = null): void {
-    this.enqueue('h', line, body, 'utf8', tag);
+    const [clean, text] = this.cleanHttp(line, body);
+    this.enqueue('h', clean, text, 'utf8', tag);
   }
 
   /** Adds a WebSocket line; `payload` is text, or base64 when the line is binary. */
   appendWs(line: NewWsLine, payload: string | null): void {
-    this.enqueue('w', line, payload, line.binary ? 'base64' : 'utf8', null);
+    const r = this.redact;
+    const clean = r ? { ...line, url: r(line.url) } : line;
+    const text = r && payload !== null && !line.binary ? r(payload) : payload;
+    this.enqueue('w', clean, text, line.binary ? 'base64' : 'utf8', null);
+  }
+
+  /** An HTTP line and its body with every secret taken out. */
+  private cleanHttp(line: NewHttpLine, body: string | null): [NewHttpLine, string | null] {
+    const r = this.redact;
+    if (!r) return [line, body];
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(line.headers)) headers[k] = r(v);
+    const clean = { ...line, url: r(line.url), headers, error: line.error && r(line.error) };
+    return [clean, body === null ? null : r(body)];
   }
 
   /**
@@ -181,10 +199,11 @@ export class LineStore {
       fillHttp: (line, body, tag = null) => {
         if (done || this.closed) return;
         done = true;
-        op.fields = line;
+        const [clean, text] = this.cleanHttp(line, body);
+        op.fields = clean;
         op.tag = tag;
-        this.prepare(op, body, 'utf8');
-        this.resize(op, body);
+        this.prepare(op, text, 'utf8');
+        this.resize(op, text);
         this.drain();
       },
       cancel: () => {

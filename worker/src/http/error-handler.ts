@@ -34,7 +34,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     const pageId = pageIdOf(res);
     if (err instanceof ApiError) {
-      if (err.status >= 500) logger.error('request failed', { path: req.path, error: err.message });
+      if (err.status >= 500 && err.status !== 501)
+        logger.error('request failed', { path: req.path, error: err.message });
       // A failure's details come first: they never replace the envelope's own fields.
       const details = err instanceof BrowserFailure ? err.details : {};
       res

@@ -1,4 +1,5 @@
 import winston from 'winston';
+import { SecretValues } from './secrets';
 
 export type Logger = winston.Logger;
 
@@ -30,14 +31,14 @@ export function redact(value: unknown, secrets: string[], depth = 0): unknown {
   return out;
 }
 
-/** JSON lines on stdout; known secrets never reach them. */
+/** JSON lines on stdout; known secrets (and those learned later) never reach them. */
 export function createLogger(
-  secrets: Array<string | null>,
+  secrets: SecretValues | Array<string | null>,
   level = process.env.LOG_LEVEL ?? 'info',
 ): Logger {
-  const known = secrets.filter((s): s is string => Boolean(s && s.length >= 4));
+  const known = secrets instanceof SecretValues ? secrets : new SecretValues(secrets);
   const scrub = winston.format((info) => {
-    const cleaned = redact({ ...info }, known) as winston.Logform.TransformableInfo;
+    const cleaned = redact({ ...info }, [...known.list()]) as winston.Logform.TransformableInfo;
     return Object.assign(info, cleaned);
   });
   return winston.createLogger({

@@ -13,6 +13,7 @@ import { BrowserFailure } from '../errors';
 import { Gestures } from '../human/gestures';
 import type { Rng } from '../human/types';
 import type { Logger } from '../log/logger';
+import type { SecretValues } from '../log/secrets';
 import type { MediaStore } from '../media/store';
 import { MediaCapExceeded } from '../media/store';
 import type { VisionClient } from '../vision/client';
@@ -20,6 +21,7 @@ import { VisionError } from '../vision/client';
 import { viewportShot } from '../vision/viewport-shot';
 import type { LoadedPlugin } from './discover';
 import { PluginPageImpl } from './page';
+import { readQrCodes } from './qr';
 
 /** What every plugin call shares: the worker's stores and clients and the plugin's settings. */
 export interface ContextDeps {
@@ -33,6 +35,8 @@ export interface ContextDeps {
   env: Readonly<Record<string, string | undefined>>;
   slowmoMs: number;
   allowFileUrls: boolean;
+  /** What the log, the capture and error messages never show; plugins add what they conceal. */
+  secrets: SecretValues;
 }
 
 /** How long `network.settled` waits for the capture's pending bodies by default, and how often it looks. */
@@ -128,6 +132,16 @@ export function pluginContext(
         }
       },
     },
+    codes: {
+      async readQr(image: Uint8Array): Promise<string[]> {
+        try {
+          return await readQrCodes(image);
+        } catch (err) {
+          throw new BrowserFailure(`Reading QR codes failed: ${(err as Error).message}`, mp.id);
+        }
+      },
+    },
+    conceal: (value) => deps.secrets.add(value),
     random: () => rng.next(),
     chance: (p) => p >= 1 || (p > 0 && rng.next() < p),
     setting(name) {

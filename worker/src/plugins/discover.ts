@@ -7,7 +7,7 @@ import type {
   PluginDescriptor,
   PluginModule,
 } from '@persona-browser/plugin-sdk';
-import { errorMessage } from '../errors';
+import { NotImplemented, errorMessage } from '../errors';
 import { ManifestError, readFamily, readManifest } from './manifest';
 import { describeParameter, parametersSchema } from './params';
 
@@ -104,6 +104,19 @@ function loadModule(file: string): PluginModule {
   return m as PluginModule;
 }
 
+/** A placeholder's route is mounted and answers, to every call, that it is not built yet. */
+function placeholderModule(name: string): PluginModule {
+  return {
+    run: (ctx) =>
+      Promise.reject(
+        new NotImplemented(
+          `${name} is not implemented yet: the route is a placeholder`,
+          ctx.pageId,
+        ),
+      ),
+  };
+}
+
 /** Every default must pass its own parameter's rules. */
 function checkDefaults(manifest: ManifestFile, schema: Joi.ObjectSchema, file: string): void {
   for (const p of manifest.parameters) {
@@ -120,7 +133,9 @@ function load(root: string, rel: string, families: Map<string, LoadedFamily | nu
   const schema = parametersSchema(manifest.parameters);
   checkDefaults(manifest, schema, manifestFile);
   const family = familyOf(root, rel, families);
-  const module = loadModule(path.join(root, BUILD_DIR, rel, 'index.js'));
+  const module = manifest.placeholder
+    ? placeholderModule(rel)
+    : loadModule(path.join(root, BUILD_DIR, rel, 'index.js'));
   const routePath = rel.replace(/_/g, '-');
   return {
     name: rel,

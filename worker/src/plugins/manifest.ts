@@ -41,6 +41,7 @@ const manifestSchema = Joi.object<ManifestFile>({
     Joi.string().valid(...FIELD_TYPES, ...FIELD_TYPES.map((t) => `${t}|null`)),
   ),
   timeout_s: Joi.number().positive().max(3600),
+  placeholder: Joi.boolean(),
 });
 
 const familySchema = Joi.object<FamilyFile>({

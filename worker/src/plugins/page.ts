@@ -3,7 +3,13 @@ import type { FetchedFile, NavigationResult, PluginPage } from '@persona-browser
 import type { Call } from '../browser/call';
 import type { ManagedPage } from '../browser/managed-page';
 import { fetchFile } from '../browser/fetch-file';
-import { extractContent, navigate, navigationStarts, stopLoading } from '../browser/page-actions';
+import {
+  captureClipPng,
+  extractContent,
+  navigate,
+  navigationStarts,
+  stopLoading,
+} from '../browser/page-actions';
 import { evalIsolated, PageScriptError } from '../browser/page-world';
 import { navigationRefusal } from '../browser/url-policy';
 import { BrowserFailure, Timeout, errorMessage } from '../errors';
@@ -44,6 +50,23 @@ function firstMatchInPage(entries: Array<[string, string]>): string | null {
 }
 
 const titleInPage = (): string => document.title;
+
+/** Where the first match is, in CSS pixels from the document's corner, and if all of it shows. */
+function boxInPage(
+  selector: string,
+): { x: number; y: number; width: number; height: number; inViewport: boolean } | null {
+  const e = document.querySelector(selector);
+  if (!e) return null;
+  const r = e.getBoundingClientRect();
+  const inViewport = r.left >= 0 && r.top >= 0 && r.right <= innerWidth && r.bottom <= innerHeight;
+  return {
+    x: r.left + scrollX,
+    y: r.top + scrollY,
+    width: r.width,
+    height: r.height,
+    inViewport,
+  };
+}
 
 /**
  * The page as a plugin sees it: navigation like ops `navigate`, and reads of the DOM in an
@@ -154,6 +177,18 @@ export class PluginPageImpl implements PluginPage {
   async fetchFile(url: string, maxBytes?: number): Promise<FetchedFile> {
     const file = await fetchFile(this.mp, this.call, url, maxBytes);
     return { status: file.status, content_type: file.content_type, bytes: file.bytes };
+  }
+
+  async screenshot(selector: string): Promise<Uint8Array> {
+    const box = await this.read<ReturnType<typeof boxInPage>>(boxInPage, [selector]);
+    if (!box) throw new BrowserFailure(`No element matches ${selector} to screenshot`, this.mp.id);
+    if (box.width < 1 || box.height < 1)
+      throw new BrowserFailure(`The element ${selector} has no size to screenshot`, this.mp.id);
+    // A background tab of a headed browser is not painted.
+    await this.mp.bringToFront(this.call);
+    const { inViewport, ...clip } = box;
+    const png = await captureClipPng(this.mp, this.call, clip, inViewport);
+    return new Uint8Array(Buffer.from(png, 'base64'));
   }
 
   evaluate<T, A extends unknown[]>(fn: (...args: A) => T | Promise<T>, ...args: A): Promise<T> {

@@ -101,7 +101,13 @@ export function networkRoutes(captures: CaptureRegistry): AnyRoute[] {
       handler: async ({ page, query }) => {
         const capture = captures.get(page.id);
         if (!capture) {
-          return { url: page.url, mark: 0, blacklist: [], http: [], websocket: [] };
+          return {
+            url: captures.redact(page.url),
+            mark: 0,
+            blacklist: [],
+            http: [],
+            websocket: [],
+          };
         }
         const result = await capture.query({
           since: query.since,
@@ -110,7 +116,7 @@ export function networkRoutes(captures: CaptureRegistry): AnyRoute[] {
           includeBody: query.include_body,
         });
         return {
-          url: page.url,
+          url: captures.redact(page.url),
           mark: result.mark,
           blacklist: capture.blacklistInForce(),
           http: result.http,

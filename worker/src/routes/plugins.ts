@@ -76,13 +76,22 @@ async function execute(
   signal: AbortSignal,
   deps: ContextDeps,
 ): Promise<Body> {
+  // What a site showed or a plugin said may hold a secret: an error never carries one out.
+  const clean = (text: string): string => deps.secrets.redact(text);
+  const cleanFields = (fields: Record<string, unknown>): Record<string, unknown> =>
+    JSON.parse(clean(JSON.stringify(fields))) as Record<string, unknown>;
   let out: unknown;
   try {
     out = await run();
   } catch (err) {
-    if (SiteError.is(err)) throw new BrowserFailure(err.message, pageId, err.details ?? {});
+    if (SiteError.is(err))
+      throw new BrowserFailure(clean(err.message), pageId, cleanFields(err.details ?? {}));
     // Stopped at its deadline, or a primitive's own answer (a 408, an element not found…).
-    if (err instanceof ApiError || signal.aborted) throw err;
+    if (err instanceof ApiError) {
+      err.message = clean(err.message);
+      throw err;
+    }
+    if (signal.aborted) throw err;
     deps.logger.error('plugin failed', { plugin: p.name, page_id: pageId, err });
     throw new PluginFailed(p.name, err, pageId);
   }
@@ -95,9 +104,9 @@ async function execute(
   delete fields.page_id;
   if (success === false) {
     throw new BrowserFailure(
-      typeof error === 'string' ? error : `${p.name} failed`,
+      clean(typeof error === 'string' ? error : `${p.name} failed`),
       pageId,
-      fields,
+      cleanFields(fields),
     );
   }
   return fields;
