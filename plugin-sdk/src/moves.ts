@@ -3,11 +3,14 @@ import { SiteError } from './plugin';
 
 /** Scrolls a person makes to bring a control on screen before giving up. */
 const MAX_SCROLLS = 4;
+/** A wheel scroll keeps moving the page a moment after its last notch. */
+const SETTLE_MS = 400;
 
 /**
- * Clicks `selector` like a person: when it is off screen, wheel-scrolls to bring it to the
- * middle of the viewport first (a few tries). A control that is not on the page, or that stays
- * out of view, is a SiteError naming `what`.
+ * Clicks `selector` like a person: when it is not wholly on screen, wheel-scrolls to bring it
+ * to the middle of the viewport first and lets the page come to rest (a control at the very
+ * bottom of a page can bounce back out of view with the scroll's recoil). A control that is
+ * not on the page, or that stays out of view, is a SiteError naming `what`.
  */
 export async function clickOnScreen(
   ctx: PluginContext,
@@ -19,12 +22,15 @@ export async function clickOnScreen(
     if (!seen.found) {
       throw new SiteError(what, `no element matching ${selector} at ${ctx.page.url()}`);
     }
-    if (seen.visible) break;
-    if (scrolls >= MAX_SCROLLS || !seen.bounding_box) {
+    const box = seen.bounding_box;
+    // A control larger than the screen is never wholly on it: seen at all is enough.
+    const larger = !!box && (box.height > seen.viewport.height || box.width > seen.viewport.width);
+    if (seen.fully_visible || (seen.visible && larger)) break;
+    if (scrolls >= MAX_SCROLLS || !box) {
       throw new SiteError(`${what} on screen`, `it stayed out of view at ${ctx.page.url()}`);
     }
-    const box = seen.bounding_box;
-    await ctx.gestures.scroll(box.y + box.height / 2 - seen.viewport.height / 2);
+    await ctx.gestures.scroll(Math.round(box.y + box.height / 2 - seen.viewport.height / 2));
+    await ctx.sleep(SETTLE_MS);
   }
   await ctx.gestures.click(selector);
 }
