@@ -144,6 +144,19 @@ export function resolvePeriod(
   return presetPeriod(chosen as PeriodPreset, today);
 }
 
+/** One line of a statement as the bank plugins answer it. */
+export interface Movement {
+  /** ISO: the booking date. */
+  date: string;
+  value_date: string | null;
+  description: string;
+  /** Signed: money in positive, money out negative. */
+  amount: number;
+  currency: string | null;
+  /** The balance after the line, where the site shows one. */
+  balance: number | null;
+}
+
 /** Money in and out of a list of signed amounts, to the cent. */
 export interface Totals {
   income: number;

@@ -1,0 +1,6 @@
+import { definePlugin } from '@persona-browser/plugin-sdk';
+import { goToSection } from '../navigation';
+
+export default definePlugin<Record<string, never>>({
+  run: (ctx) => goToSection(ctx, 'carta'),
+});
