@@ -198,4 +198,11 @@ export interface PluginContext extends CallScope {
    * stores and in the error messages of plugin calls. Values under 4 characters are not hidden.
    */
   conceal(value: string): void;
+  /**
+   * Runs `work` (a wait that polls the page) while the page waits for the person at the live
+   * view: to type a one-time code, to confirm a login on their phone. Meanwhile their "Take
+   * control" is granted at once (it would otherwise wait for this call to end), and the log
+   * says what is awaited.
+   */
+  waitingForPerson<T>(what: string, work: () => Promise<T>): Promise<T>;
 }

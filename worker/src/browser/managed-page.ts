@@ -50,6 +50,11 @@ const SWAPPED = (CDPSessionEvent as unknown as { Swapped?: unknown }).Swapped;
 export class ManagedPage {
   readonly lock = new TimedMutex();
   currentOperation: string | null = null;
+  /**
+   * What the call holding the page waits for the person at the live view to do (a one-time
+   * code), or null: while set, the live view takes control without waiting for the call.
+   */
+  awaitingPerson: string | null = null;
   private operationStartedAt: number | null = null;
   private loadingNow = false;
   private lastFailed = false;

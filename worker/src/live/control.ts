@@ -96,12 +96,16 @@ export class LiveControl {
         return h;
       }
       // Holding the page's lock, as POST /ops/{id}/lease does: a call already running finishes
-      // first, and the calls queued behind it meet the lease.
-      const lease = await page.run('live-control', { anyState: true }, async (call) => {
-        const granted = this.o.navigator.leases.acquire(page.id, undefined, this.o.leaseTtlS);
-        await page.bringToFront(call).catch(() => undefined);
-        return granted;
-      });
+      // first, and the calls queued behind it meet the lease. A call that waits for the person
+      // (a code to type) is not waited for: the person is what it waits for.
+      const lease = page.awaitingPerson
+        ? this.o.navigator.leases.acquire(page.id, undefined, this.o.leaseTtlS)
+        : await page.run('live-control', { anyState: true }, async (call) => {
+            const granted = this.o.navigator.leases.acquire(page.id, undefined, this.o.leaseTtlS);
+            await page.bringToFront(call).catch(() => undefined);
+            return granted;
+          });
+      if (page.awaitingPerson) await page.page.bringToFront().catch(() => undefined);
       if (h) this.drop(`moved to page ${pageId}`);
       this.held = { pageId, sessionId, token: lease.token, since: new Date() };
       pool.holdScreen(pageId);

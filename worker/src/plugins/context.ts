@@ -142,6 +142,16 @@ export function pluginContext(
       },
     },
     conceal: (value) => deps.secrets.add(value),
+    async waitingForPerson<T>(what: string, work: () => Promise<T>): Promise<T> {
+      const before = mp.awaitingPerson;
+      mp.awaitingPerson = what;
+      child.info('waiting for the person', { what });
+      try {
+        return await work();
+      } finally {
+        mp.awaitingPerson = before;
+      }
+    },
     random: () => rng.next(),
     chance: (p) => p >= 1 || (p > 0 && rng.next() < p),
     setting(name) {

@@ -4,13 +4,15 @@ import QRCode from 'qrcode';
 import { readQrCodes } from '../src/plugins/qr';
 import { manifest, writePluginTree } from './helpers/plugin-tree';
 import type { RunningWorker } from './helpers/worker';
-import { startWorker } from './helpers/worker';
+import { KEY, startWorker } from './helpers/worker';
 
 /**
- * What a plugin knows and nobody may read back: a family's secrets and the values a plugin
+ * A plugin and the person it works for. What it knows and nobody may read back: a family's secrets and the values a plugin
  * conceals are `[redacted]` in the network capture (URLs, headers and bodies, in their
  * URL-encoded, JSON- and HTML-escaped forms too), in the worker's log and in error messages.
- * Also the SDK's element screenshot and QR reading, and a placeholder plugin's 501.
+ * The SDK's element screenshot and QR reading (a login code shown to the person), a wait for
+ * the person during which the live view's "Take control" is granted at once, and a placeholder
+ * plugin's 501.
  */
 
 // Spaces, a quote, a plus and an ampersand: each escaped form differs from the raw value.
@@ -50,6 +52,16 @@ const root = writePluginTree(
         const png = await ctx.page.screenshot(p.selector);
         const head = Array.from(png.slice(1, 4)).map((c) => String.fromCharCode(c)).join('');
         return { texts: await ctx.codes.readQr(png), format: head, bytes: png.length };
+      } };`,
+    },
+    {
+      name: 'vault/wait',
+      manifest: manifest([{ name: 'for_person', type: 'checkbox', default: false }]),
+      js: `module.exports.default = { async run(ctx, p) {
+        const wait = () => ctx.sleep(2500);
+        if (p.for_person) await ctx.waitingForPerson('a code typed in the live view', wait);
+        else await wait();
+        return {};
       } };`,
     },
     {
@@ -195,4 +207,48 @@ test('a placeholder is mounted, listed and answers 501 on each of its methods', 
   }
   const missing = await w.call<Body>('POST', '/api/v1/nope/plugin/vault/later');
   expect(missing.status).toBe(404);
+});
+
+describe('a wait for the person', () => {
+  /** Takes control of page v in the live view; answers when the worker granted it. */
+  async function takeControl(): Promise<string> {
+    const session = await fetch(`${w.url}/vnc/session`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    const cookie = (session.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const r = await w.call('POST', '/vnc/control', {
+      auth: false,
+      headers: { cookie },
+      body: { page_id: 'v' },
+    });
+    expect(r.status).toBe(200);
+    return cookie;
+  }
+
+  /** Which came first: control granted, or the plugin's answer. */
+  async function race(forPerson: boolean): Promise<string[]> {
+    const order: string[] = [];
+    const call = run('wait', { for_person: forPerson }).then((r) => {
+      order.push(r.body.success ? 'plugin answered' : `plugin failed: ${r.body.error}`);
+    });
+    await new Promise((r) => setTimeout(r, 700));
+    const cookie = await takeControl().then((c) => {
+      order.push('control granted');
+      return c;
+    });
+    await call;
+    const back = await w.call('DELETE', '/vnc/control', { auth: false, headers: { cookie } });
+    expect(back.status).toBe(200);
+    return order;
+  }
+
+  test('control is granted at once while a plugin waits for the person', async () => {
+    expect(await race(true)).toEqual(['control granted', 'plugin answered']);
+    expect(w.logs.join('\n')).toContain('waiting for the person');
+  });
+
+  test('any other call finishes before the person gets the page', async () => {
+    expect(await race(false)).toEqual(['plugin answered', 'control granted']);
+  });
 });
