@@ -13,7 +13,7 @@ import {
   addDays,
   italianDate,
 } from './fixtures/bank-b-site-data';
-import { ScreenPerson } from './fixtures/bank-b-site-person';
+import { LivePerson } from './fixtures/bank-b-site-person';
 import type { Body } from './fixtures/bank-world';
 import { bankWorld } from './fixtures/bank-world';
 
@@ -238,9 +238,12 @@ test('vai-a-conti waits while the person types the SMS code in the live view, th
   const started = Date.now();
   const going = post('vai-a-conti', { confirmation_wait_s: 30 });
   await sleep(1000);
-  // The person reads the SMS and types the code into the page they watch (the plugin holds
-  // the page meanwhile: their keys go through the display, as the live view's do).
-  const person = await ScreenPerson.at(w);
+  // The person reads the SMS, takes control in the live view and types the code. The plugin
+  // holds the page all along: control is granted at once, not when the call ends.
+  let answered = false;
+  void going.then(() => (answered = true));
+  const person = await LivePerson.takeControl(w, PAGE);
+  expect(answered).toBe(false);
   const at = await until('the code page', () =>
     site.geometry?.path === '/accesso/verifica' ? site.geometry : null,
   );
@@ -251,8 +254,9 @@ test('vai-a-conti waits while the person types the SMS code in the live view, th
   );
   await person.type(code);
   await person.pressEnter();
-  person.close();
   await until('the code checked', () => site.received.codes.find((c) => c.ok), 5_000);
+  // The person hands the page back; the plugin was never held up by their control.
+  await person.handBack();
   // While the code page says "Accesso in corso": the auth API's lines are not captured.
   const net = await w.call<Body>('GET', `/api/v1/ops/${PAGE}/network?include_body=true`);
   expect(net.body.url).toBe(`${site.url}/accesso/verifica`);

@@ -22,11 +22,14 @@ export default definePlugin<Params>({
     const steps: string[] = [];
     if (from_state === 'app_confirmation') {
       const started = Date.now();
-      page = await readUntil(
-        ctx,
-        (pg) => stateOf(pg) !== 'app_confirmation',
-        p.confirmation_wait_s * 1000,
-        CONFIRMATION_POLL_MS,
+      // The person confirms on the phone; they may take control in the live view meanwhile.
+      page = await ctx.waitingForPerson('the login confirmed on the bank-a app', () =>
+        readUntil(
+          ctx,
+          (pg) => stateOf(pg) !== 'app_confirmation',
+          p.confirmation_wait_s * 1000,
+          CONFIRMATION_POLL_MS,
+        ),
       );
       if (stateOf(page) === 'app_confirmation') {
         return {

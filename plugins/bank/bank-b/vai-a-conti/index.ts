@@ -34,14 +34,16 @@ export default definePlugin<Params>({
     let waited_s = 0;
 
     if (from_state === '2fa_pending') {
-      // The code went by SMS to the person, who types it in the live view: the plugin never
-      // sees it, it only watches the page leave the code form.
+      // The code went by SMS to the person, who takes control in the live view and types it:
+      // the plugin never sees it, it only watches the page leave the code form.
       const started = Date.now();
-      page = await readUntil(
-        ctx,
-        (p) => stateOf(p) !== '2fa_pending',
-        params.confirmation_wait_s * 1000,
-        POLL_MS,
+      page = await ctx.waitingForPerson('the code sent by SMS, typed in the live view', () =>
+        readUntil(
+          ctx,
+          (p) => stateOf(p) !== '2fa_pending',
+          params.confirmation_wait_s * 1000,
+          POLL_MS,
+        ),
       );
       waited_s = Math.round((Date.now() - started) / 100) / 10;
       if (stateOf(page) === '2fa_pending') {
