@@ -226,12 +226,14 @@ describe('a wait for the person', () => {
     return cookie;
   }
 
-  /** Which came first: control granted, or the plugin's answer. */
-  async function race(forPerson: boolean): Promise<string[]> {
+  /** Which came first: control granted, or the plugin's answer (made under `lease`, if any). */
+  async function race(forPerson: boolean, lease?: string): Promise<string[]> {
     const order: string[] = [];
-    const call = run('wait', { for_person: forPerson }).then((r) => {
-      order.push(r.body.success ? 'plugin answered' : `plugin failed: ${r.body.error}`);
-    });
+    const call = w
+      .call<Body>('POST', '/api/v1/v/plugin/vault/wait', { body: { for_person: forPerson }, lease })
+      .then((r) => {
+        order.push(r.body.success ? 'plugin answered' : `plugin failed: ${r.body.error}`);
+      });
     await new Promise((r) => setTimeout(r, 700));
     const cookie = await takeControl().then((c) => {
       order.push('control granted');
@@ -250,5 +252,16 @@ describe('a wait for the person', () => {
 
   test('any other call finishes before the person gets the page', async () => {
     expect(await race(false)).toEqual(['plugin answered', 'control granted']);
+  });
+
+  test('a client that leased the page for the wait shares its lease with the person', async () => {
+    const leased = await w.call<Body>('POST', '/api/v1/ops/v/lease', { body: { ttl: 60 } });
+    const token = leased.body.lease_token as string;
+    expect(typeof token).toBe('string');
+    expect(await race(true, token)).toEqual(['control granted', 'plugin answered']);
+    // Handing back left the client's lease in place: it renews with the same token.
+    const renewed = await w.call<Body>('POST', '/api/v1/ops/v/lease', { body: {}, lease: token });
+    expect(renewed.body).toMatchObject({ success: true, lease_token: token });
+    expect((await w.call('DELETE', '/api/v1/ops/v/lease', { lease: token })).status).toBe(200);
   });
 });

@@ -38,6 +38,14 @@ export class LeaseTable {
     return lease ? (lease.expiresAt - this.now()) / 1000 : null;
   }
 
+  /**
+   * The token of the standing lease, or null: for the live view, whose person joins a call
+   * that waits for them under the lease that call runs with.
+   */
+  tokenOf(pageId: string): string | null {
+    return this.current(pageId)?.token ?? null;
+  }
+
   /** Takes the lease, or renews it for its holder with a new ttl; 423 for anyone else. */
   acquire(pageId: string, presented: string | undefined, ttlS: number): Lease {
     const lease = this.current(pageId);

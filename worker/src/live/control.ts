@@ -21,6 +21,8 @@ export interface Held {
   sessionId: string;
   token: string;
   since: Date;
+  /** Control shares the lease of an API client whose call waits for the person: kept at the end. */
+  shared: boolean;
 }
 
 export interface ControlView {
@@ -76,8 +78,8 @@ export class LiveControl {
 
   /**
    * Leases `pageId` for this viewer session and brings it to the front. 423 when an API client
-   * holds its lease or another viewer is in control; the same viewer moving to another page
-   * hands the first one back.
+   * holds its lease (unless its call waits for the person: then the two share it) or another
+   * viewer is in control; the same viewer moving to another page hands the first one back.
    */
   take(sessionId: string, pageId: string): Promise<Held> {
     return this.serial(async () => {
@@ -97,17 +99,20 @@ export class LiveControl {
       }
       // Holding the page's lock, as POST /ops/{id}/lease does: a call already running finishes
       // first, and the calls queued behind it meet the lease. A call that waits for the person
-      // (a code to type) is not waited for: the person is what it waits for.
-      const lease = page.awaitingPerson
-        ? this.o.navigator.leases.acquire(page.id, undefined, this.o.leaseTtlS)
+      // (a code to type) is not waited for: the person is what it waits for. When an API client
+      // leased the page for that call, the person works under the same lease.
+      const leases = this.o.navigator.leases;
+      const shared = page.awaitingPerson ? leases.tokenOf(page.id) : null;
+      const token = page.awaitingPerson
+        ? (shared ?? leases.acquire(page.id, undefined, this.o.leaseTtlS).token)
         : await page.run('live-control', { anyState: true }, async (call) => {
-            const granted = this.o.navigator.leases.acquire(page.id, undefined, this.o.leaseTtlS);
+            const granted = leases.acquire(page.id, undefined, this.o.leaseTtlS);
             await page.bringToFront(call).catch(() => undefined);
-            return granted;
+            return granted.token;
           });
       if (page.awaitingPerson) await page.page.bringToFront().catch(() => undefined);
       if (h) this.drop(`moved to page ${pageId}`);
-      this.held = { pageId, sessionId, token: lease.token, since: new Date() };
+      this.held = { pageId, sessionId, token, since: new Date(), shared: shared !== null };
       pool.holdScreen(pageId);
       this.o.logger.info('live view control taken', { page_id: pageId });
       this.socketsChanged(sessionId);
@@ -181,7 +186,8 @@ export class LiveControl {
       // no pool: the browser is stopped, and a new pool starts with a free screen
     }
     try {
-      this.o.navigator.leases.release(h.pageId, h.token);
+      // A shared lease stays its client's.
+      if (!h.shared) this.o.navigator.leases.release(h.pageId, h.token);
     } catch {
       // already gone (page closed, browser restarted, expired)
     }
