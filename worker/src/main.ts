@@ -138,6 +138,7 @@ async function main(): Promise<void> {
     keyPaga: config.visionKeyPaga,
   });
   const navigator = new Navigator({
+    redact: (text) => secrets.redact(text),
     executablePath,
     profileDir: config.profileDir,
     display,

@@ -155,6 +155,11 @@ test('a family secret is redacted from the capture, the log and the error messag
   expect(captured).toContain('<h1>Ciao [redacted]</h1><p>[redacted]</p>');
   expect(captured).toContain('{\\"user\\":\\"[redacted]\\",\\"form\\":\\"user=[redacted]\\"}');
   for (const form of formsOf(SECRET)) expect(captured).not.toContain(form);
+  // The pool status, which needs no key, shows the page's address without it too.
+  const pages = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
+  expect(pages.body.pages).toEqual([
+    expect.objectContaining({ page_id: 'v', url: `${base}/profile?user=[redacted]` }),
+  ]);
   const logs = w.logs.join('\n');
   expect(logs).toContain('signed in');
   for (const form of formsOf(SECRET)) expect(logs).not.toContain(form);

@@ -30,6 +30,8 @@ export interface NavigatorOptions {
   timing?: PageTiming;
   logger: Logger;
   hooks?: PoolHooks;
+  /** Takes secrets out of what status shows of a page (its URL and title). */
+  redact?: (text: string) => string;
 }
 
 export type { NavigatorStatus } from '@persona-browser/contracts';
@@ -49,6 +51,11 @@ export class Navigator {
 
   get initialized(): boolean {
     return this.running && this.browser !== null && this.pool !== null;
+  }
+
+  /** A page's URL or title as status may show it: no secret in it. */
+  redact(text: string): string {
+    return this.opts.redact ? this.opts.redact(text) : text;
   }
 
   get slowmoMs(): number {

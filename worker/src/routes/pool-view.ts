@@ -3,8 +3,15 @@ import type { LeaseTable } from '../browser/leases';
 import type { ManagedPage } from '../browser/managed-page';
 import type { Navigator } from '../browser/navigator';
 
-/** A page as SPEC's detailed pool status shows it: cached values only, never a browser call. */
-export function pageEntry(p: ManagedPage, leases: LeaseTable): PageEntry {
+/**
+ * A page as SPEC's detailed pool status shows it: cached values only, never a browser call, and
+ * no secret in its URL or title (the route needs no key).
+ */
+export function pageEntry(
+  p: ManagedPage,
+  leases: LeaseTable,
+  redact: (text: string) => string,
+): PageEntry {
   const state = p.state;
   return {
     page_id: p.id,
@@ -18,8 +25,8 @@ export function pageEntry(p: ManagedPage, leases: LeaseTable): PageEntry {
     leased: leases.isLeased(p.id),
     lease_expires_in: leases.expiresIn(p.id),
     last_activity: p.lastActivity,
-    url: p.url,
-    title: p.title,
+    url: redact(p.url),
+    title: redact(p.title),
   };
 }
 
@@ -30,6 +37,6 @@ export function poolStatus(navigator: Navigator): PoolStatus {
     total_pages: pool.size,
     max_pages: navigator.status().max_pages,
     status_by_state: pool.countByState(),
-    pages: pool.list().map((p) => pageEntry(p, navigator.leases)),
+    pages: pool.list().map((p) => pageEntry(p, navigator.leases, (t) => navigator.redact(t))),
   };
 }
