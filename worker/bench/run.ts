@@ -6,6 +6,7 @@ import { evasionsSection } from './evasions';
 import { memorySection } from './memory';
 import { networkSection } from './network';
 import { opsRatioSection } from './ops-ratio';
+import { qrSection } from './qr';
 import { formatTable, summaryJson } from './report';
 import type { SectionResult } from './report';
 import type { BenchContext, BenchSection } from './section';
@@ -27,6 +28,7 @@ const SECTIONS: BenchSection[] = [
   memorySection,
   networkSection,
   evasionsSection,
+  qrSection,
 ];
 
 function selected(): BenchSection[] {
