@@ -34,3 +34,22 @@ export async function clickOnScreen(
   }
   await ctx.gestures.click(selector);
 }
+
+/**
+ * Reads the page with `read` until `done` holds of what it read, or `timeoutMs` passes (never
+ * past the call's deadline), pausing `pollMs` between reads; answers the last read either way.
+ */
+export async function pollUntil<T>(
+  ctx: PluginContext,
+  read: () => Promise<T>,
+  done: (read: T) => boolean,
+  timeoutMs: number,
+  pollMs = 200,
+): Promise<T> {
+  const until = Date.now() + Math.min(timeoutMs, ctx.remainingMs());
+  for (;;) {
+    const seen = await read();
+    if (done(seen) || Date.now() >= until) return seen;
+    await ctx.sleep(pollMs);
+  }
+}

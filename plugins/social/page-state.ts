@@ -1,5 +1,5 @@
 import type { PluginContext } from '@persona-browser/plugin-sdk';
-import { SiteError } from '@persona-browser/plugin-sdk';
+import { SiteError, pollUntil } from '@persona-browser/plugin-sdk';
 import { PATTERNS, REACHED_BY, SELECTORS, bareHandle } from './site';
 
 export type SocialState =
@@ -265,16 +265,9 @@ export function requireProfile(p: SocialPage, expected?: string): string {
 }
 
 /** Reads the page until `done` holds, up to `timeoutMs`; answers the last read either way. */
-export async function readUntil(
+export const readUntil = (
   ctx: PluginContext,
   done: (p: SocialPage) => boolean,
   timeoutMs: number,
   pollMs = 200,
-): Promise<SocialPage> {
-  const until = Date.now() + Math.min(timeoutMs, ctx.remainingMs());
-  for (;;) {
-    const p = await readPage(ctx);
-    if (done(p) || Date.now() >= until) return p;
-    await ctx.sleep(pollMs);
-  }
-}
+): Promise<SocialPage> => pollUntil(ctx, () => readPage(ctx), done, timeoutMs, pollMs);

@@ -1,5 +1,5 @@
 import type { PluginContext } from '@persona-browser/plugin-sdk';
-import { SiteError } from '@persona-browser/plugin-sdk';
+import { SiteError, pollUntil } from '@persona-browser/plugin-sdk';
 import { parseDate } from '../italian';
 import type { Section } from './site';
 import { PATHS, PATTERNS, SELECTORS, isOnSite } from './site';
@@ -291,19 +291,12 @@ export function requireState(
 }
 
 /** Reads the page until `done` holds, up to `timeoutMs`; answers the last read either way. */
-export async function readUntil(
+export const readUntil = (
   ctx: PluginContext,
   done: (p: BankAPage) => boolean,
   timeoutMs: number,
   pollMs = 200,
-): Promise<BankAPage> {
-  const until = Date.now() + Math.min(timeoutMs, ctx.remainingMs());
-  for (;;) {
-    const p = await readPage(ctx);
-    if (done(p) || Date.now() >= until) return p;
-    await ctx.sleep(pollMs);
-  }
-}
+): Promise<BankAPage> => pollUntil(ctx, () => readPage(ctx), done, timeoutMs, pollMs);
 
 /** The fields every answer of a state-changing plugin carries. */
 export function landing(p: BankAPage): Guide & { page_url: string } {

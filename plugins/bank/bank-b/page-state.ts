@@ -1,5 +1,5 @@
 import type { PluginContext } from '@persona-browser/plugin-sdk';
-import { SiteError } from '@persona-browser/plugin-sdk';
+import { SiteError, pollUntil } from '@persona-browser/plugin-sdk';
 import { PATTERNS, PLUGIN, SELECTORS, isOnSite } from './site';
 
 export type BankBState =
@@ -222,16 +222,9 @@ export function requireState(p: BankBPage, ...allowed: BankBState[]): BankBState
 }
 
 /** Reads the page until `done` holds, up to `timeoutMs`; answers the last read either way. */
-export async function readUntil(
+export const readUntil = (
   ctx: PluginContext,
   done: (p: BankBPage) => boolean,
   timeoutMs: number,
   pollMs = 250,
-): Promise<BankBPage> {
-  const until = Date.now() + Math.min(timeoutMs, ctx.remainingMs());
-  for (;;) {
-    const p = await readPage(ctx);
-    if (done(p) || Date.now() >= until) return p;
-    await ctx.sleep(pollMs);
-  }
-}
+): Promise<BankBPage> => pollUntil(ctx, () => readPage(ctx), done, timeoutMs, pollMs);
