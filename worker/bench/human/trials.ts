@@ -4,6 +4,8 @@
  * then a Fitts grid of distances × widths (ID 1.8–6.3 bits), shuffled.
  */
 
+import { seeded } from '../../testkit/seeded';
+
 export type TrialKind = 'hover' | 'click-position' | 'click-element';
 
 export interface Trial {
@@ -19,18 +21,6 @@ export interface Trial {
 export interface Viewport {
   width: number;
   height: number;
-}
-
-/** mulberry32: a tiny seeded generator, so both drivers get the same sequence. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export const FITTS_DISTANCES = [100, 200, 400, 800];
