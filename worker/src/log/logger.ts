@@ -13,7 +13,7 @@ export const redactUrlSecrets = (text: string): string =>
   text.replace(SECRET_PARAM, '$1[redacted]');
 
 /** Replaces values of secret-looking fields (and the given literal secrets) with `[redacted]`. */
-export function redact(value: unknown, secrets: string[], depth = 0): unknown {
+export function redact(value: unknown, secrets: readonly string[], depth = 0): unknown {
   if (typeof value === 'string') {
     return secrets.reduce(
       (s, secret) => (secret ? s.split(secret).join('[redacted]') : s),
@@ -38,7 +38,7 @@ export function createLogger(
 ): Logger {
   const known = secrets instanceof SecretValues ? secrets : new SecretValues(secrets);
   const scrub = winston.format((info) => {
-    const cleaned = redact({ ...info }, [...known.list()]) as winston.Logform.TransformableInfo;
+    const cleaned = redact({ ...info }, known.list()) as winston.Logform.TransformableInfo;
     return Object.assign(info, cleaned);
   });
   return winston.createLogger({

@@ -59,6 +59,14 @@ export class SecretValues {
     return out;
   }
 
+  /** Every string inside `value` (arrays and plain objects walked) redacted; the rest as is. */
+  redactAll(value: unknown): unknown {
+    if (typeof value === 'string') return this.redact(value);
+    if (Array.isArray(value)) return value.map((v) => this.redactAll(v));
+    if (!value || typeof value !== 'object') return value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.redactAll(v)]));
+  }
+
   private rebuild(): void {
     const all = new Set<string>();
     for (const v of [...this.fixed, ...this.learned])

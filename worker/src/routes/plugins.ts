@@ -79,7 +79,7 @@ async function execute(
   // What a site showed or a plugin said may hold a secret: an error never carries one out.
   const clean = (text: string): string => deps.secrets.redact(text);
   const cleanFields = (fields: Record<string, unknown>): Record<string, unknown> =>
-    JSON.parse(clean(JSON.stringify(fields))) as Record<string, unknown>;
+    deps.secrets.redactAll(fields) as Record<string, unknown>;
   let out: unknown;
   try {
     out = await run();
