@@ -4,8 +4,8 @@ import { KEY } from '../../worker/test/helpers/worker';
 import type { BankASite } from './fixtures/bank-a-site';
 import { startBankASite } from './fixtures/bank-a-site';
 import { addDays, itDate, within } from './fixtures/bank-a-site-data';
-import type { Body } from './fixtures/bank-world';
-import { bankWorld } from './fixtures/bank-world';
+import type { Body } from './fixtures/plugin-world';
+import { pluginWorld } from './fixtures/plugin-world';
 
 /**
  * The bank-a family against its stand-in ("Banca Aurora"): the whole chain (init-login,
@@ -19,8 +19,9 @@ import { bankWorld } from './fixtures/bank-world';
 const CELL = '3471829365';
 const CODE = '58203746';
 
-const world = bankWorld({
-  family: 'bank-a',
+const world = pluginWorld({
+  family: 'bank/bank-a',
+  stateRoute: 'read-state',
   pageId: 'a',
   seed: '13',
   startSite: () => startBankASite({ cell: CELL, code: CODE }),
@@ -493,8 +494,9 @@ test('no credential and no QR text anywhere: log, request log, answers, capture'
 });
 
 describe('a worker without BANK_A_CODE', () => {
-  const bare = bankWorld({
-    family: 'bank-a',
+  const bare = pluginWorld({
+    family: 'bank/bank-a',
+    stateRoute: 'read-state',
     pageId: 'b',
     seed: '5',
     startSite: () => startBankASite({ cell: CELL, code: CODE }),

@@ -1,14 +1,15 @@
 import { startBankBSite } from './fixtures/bank-b-site';
 import { BANK_B_ALIAS } from './fixtures/bank-b-site-data';
-import { bankWorld } from './fixtures/bank-world';
+import { pluginWorld } from './fixtures/plugin-world';
 
 /**
  * A worker whose environment lacks BANK_B_PWD: hydrate-login says which credential is missing,
  * clearly and without touching the form.
  */
 
-const world = bankWorld({
-  family: 'bank-b',
+const world = pluginWorld({
+  family: 'bank/bank-b',
+  stateRoute: 'read-state',
   pageId: 'bbc',
   seed: '13',
   startSite: startBankBSite,

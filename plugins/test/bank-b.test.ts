@@ -14,8 +14,8 @@ import {
   italianDate,
 } from './fixtures/bank-b-site-data';
 import { LivePerson } from './fixtures/bank-b-site-person';
-import type { Body } from './fixtures/bank-world';
-import { bankWorld } from './fixtures/bank-world';
+import type { Body } from './fixtures/plugin-world';
+import { pluginWorld } from './fixtures/plugin-world';
 
 /**
  * The bank-b chain end to end against a stand-in home banking site: init-login, hydrate-login
@@ -28,8 +28,9 @@ import { bankWorld } from './fixtures/bank-world';
  */
 
 const PAGE = 'bb';
-const world = bankWorld({
-  family: 'bank-b',
+const world = pluginWorld({
+  family: 'bank/bank-b',
+  stateRoute: 'read-state',
   pageId: PAGE,
   seed: '13',
   startSite: startBankBSite,
