@@ -6,6 +6,7 @@ import { launchClientBrowser } from './helpers/client-browser';
 import type { RunningWorker } from './helpers/worker';
 import { KEY, sleep, startWorker } from './helpers/worker';
 import { RECORDER, seen } from './helpers/recorder';
+import { shown } from './helpers/on-screen';
 
 /**
  * The live view as a person uses it: the viewer page (noVNC) and the control panel in a second,
@@ -71,6 +72,8 @@ test('/vnc/#key=… connects, strips the key from the address and keeps only an 
   const { ctx, page } = await newContext();
   await page.goto(`${w.url}/vnc/#key=${encodeURIComponent(KEY)}`, { waitUntil: 'load' });
   await waitLive(page);
+  // Connected with the key from the address: nothing asks for one.
+  expect(await shown(page, '#key-form')).toBe(false);
   expect(page.url()).toBe(`${w.url}/vnc/`);
   expect(await page.evaluate(() => document.cookie)).toBe('');
   const cookies = await ctx.cookies();
@@ -106,10 +109,13 @@ test('a ?key= in the address is not accepted as a key: it is stripped and the vi
   expect(page.url()).toBe(`${w.url}/vnc/`);
   expect(await page.$eval('#message', (e) => e.textContent)).toMatch(/#key=/);
   expect(await ctx.cookies()).toEqual([]);
-  // Typing the key in connects.
+  expect(await shown(page, '#key-form')).toBe(true);
+  // Typing the key in connects, and the form is gone from the screen.
   await page.type('#key-input', KEY);
   await page.click('#key-form button[type=submit]');
   await waitLive(page);
+  expect(await shown(page, '#key-form')).toBe(false);
+  expect(await shown(page, '#screen canvas')).toBe(true);
   await ctx.close();
 });
 
@@ -205,6 +211,8 @@ test('the panel shows the live view beside the pool, with "Take control" per pag
   await page.waitForSelector('#live-frame:not([hidden])', { timeout: WAIT_MS });
   const frame = (await (await page.$('#live-frame'))!.contentFrame())!;
   await waitLive(frame);
+  // The panel's key opened the session: the embedded view asks for nothing.
+  expect(await shown(frame, '#key-form')).toBe(false);
   // Beside the pool, not under it.
   const pool = (await (await page.$('#pool-table'))!.boundingBox())!;
   const live = (await (await page.$('#live-frame'))!.boundingBox())!;
