@@ -47,12 +47,13 @@
   const clock = () => new Date().toLocaleTimeString();
 
   /**
-   * The message list of a panel: `notify(kind, message)` puts a message on top of `box`; the
-   * same message again (a polling loop) is counted instead of stacked; at most `max` are kept,
-   * and all but errors go after `okMs`.
+   * The message list of a panel: `notify(kind, message, topic)` puts a message on top of `box`;
+   * the same message again (a polling loop) is counted instead of stacked; at most `max` are
+   * kept, and all but errors go after `okMs`. `notify.clear(topic)` takes away the messages of
+   * a topic once they no longer hold (the refusals of a wrong key, once a key works).
    */
   function notifier(box, max, okMs) {
-    return function notify(kind, message) {
+    function notify(kind, message, topic) {
       const last = box.firstElementChild;
       if (last && last.dataset.kind === kind && last.dataset.text === message) {
         const n = Number(last.dataset.count || '1') + 1;
@@ -63,9 +64,11 @@
       }
       const close = el('button', { className: 'msg-close', attrs: { type: 'button' } }, '×');
       close.setAttribute('aria-label', 'Dismiss message');
+      const data = { kind, text: message, count: '1' };
+      if (topic) data.topic = topic;
       const item = el(
         'div',
-        { className: 'msg msg-' + kind, data: { kind, text: message, count: '1' } },
+        { className: 'msg msg-' + kind, data },
         el('span', { className: 'msg-time' }, clock()),
         el('span', { className: 'msg-text' }, message),
         el('span', { className: 'msg-count' }),
@@ -75,7 +78,13 @@
       box.prepend(item);
       while (box.children.length > max) box.lastElementChild.remove();
       if (kind !== 'error') setTimeout(() => item.remove(), okMs);
+    }
+    notify.clear = (topic) => {
+      for (const item of Array.from(box.children)) {
+        if (item.dataset.topic === topic) item.remove();
+      }
     };
+    return notify;
   }
 
   window.PersonaUi = Object.freeze({ keyStore, el, text, clock, notifier });

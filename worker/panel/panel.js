@@ -14,6 +14,7 @@
   const SHOT_EVERY_MS = 3000;
   const MAX_MESSAGES = 8;
   const OK_MESSAGE_MS = 8000;
+  const KEY_TOPIC = 'key';
 
   const $ = (id) => document.getElementById(id);
 
@@ -106,12 +107,16 @@
     }
   }
 
-  /** Reports a failed call; a 401 also forgets the key so the user is asked again. */
+  /**
+   * Reports a failed call; a 401 also forgets the key so the user is asked again. What a wrong
+   * key caused is a "key" message: it goes once a key works.
+   */
   function reportFailure(action, r) {
-    notify('error', action + ' failed: ' + r.message);
+    const topic = r.status === 401 ? KEY_TOPIC : undefined;
+    notify('error', action + ' failed: ' + r.message, topic);
     if (r.status === 401) {
       setKey(null);
-      notify('error', 'The saved API key was rejected and forgotten: enter the right key.');
+      notify('error', 'The saved API key was rejected and forgotten: enter the right key.', topic);
     }
   }
 
@@ -146,16 +151,18 @@
     if (r.status === 401) return reportFailure('Checking the API key', r);
     if (r.status === 500 && r.body && r.body.detail)
       return reportFailure('Checking the API key', r);
-    if (r.status === 0 && state.key) return notify('error', 'Checking the API key: ' + r.message);
+    if (r.status === 0 && state.key)
+      return notify('error', 'Checking the API key: ' + r.message, KEY_TOPIC);
+    notify.clear(KEY_TOPIC);
     if (announce) notify('ok', 'API key accepted.');
   }
 
   $('key-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     const key = $('key-input').value.trim();
-    if (!key) return notify('error', 'Type the API key first.');
+    if (!key) return notify('error', 'Type the API key first.', KEY_TOPIC);
     if (/[^\x20-\x7e]/.test(key)) {
-      return notify('error', 'The API key can only contain printable ASCII characters.');
+      return notify('error', 'The API key can only contain printable ASCII characters.', KEY_TOPIC);
     }
     setKey(key);
     void verifyKey(true);

@@ -3,6 +3,7 @@ import type { Fixture } from './helpers/fixture';
 import { startFixture } from './helpers/fixture';
 import type { ClientBrowser } from './helpers/client-browser';
 import { launchClientBrowser } from './helpers/client-browser';
+import { shownTexts } from './helpers/on-screen';
 import type { RunningWorker } from './helpers/worker';
 import { KEY, startWorker } from './helpers/worker';
 
@@ -172,6 +173,9 @@ test('a wrong key is answered "Invalid API key" and is not kept', async () => {
   await page.click('#key-save');
   await waitMessage('Invalid API key');
   await page.waitForSelector('#key-form:not([hidden])', { timeout: WAIT_MS });
+  expect(await shownTexts(page, '.msg-error .msg-text')).toEqual(
+    expect.arrayContaining([expect.stringContaining('Invalid API key')]),
+  );
   expect(await disabled('#create-btn')).toBe(true);
   const sent = requests.filter((r) => r.authorization !== undefined);
   expect(sent.length).toBeGreaterThan(0);
@@ -182,10 +186,17 @@ test('a wrong key is answered "Invalid API key" and is not kept', async () => {
 });
 
 test('the right key is accepted, sent as a bearer token and remembered across reloads', async () => {
+  // The person is still on the page where the wrong key was refused.
+  await typeInto('#key-input', 'not-the-key');
+  await page.click('#key-save');
+  await waitMessage('Invalid API key');
   const before = requests.length;
   await typeInto('#key-input', KEY);
   await page.click('#key-save');
   await waitMessage('API key accepted');
+  // The refusals are over: no red notice stays under a working panel.
+  expect(await shownTexts(page, '.msg-error')).toEqual([]);
+  expect(await shownTexts(page, '.msg .msg-text')).toEqual(['API key accepted.']);
   expect(await visible('#key-saved')).toBe(true);
   expect(await visible('#key-form')).toBe(false);
   const authed = requests.slice(before).filter((r) => r.authorization !== undefined);
