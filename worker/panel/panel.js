@@ -242,7 +242,9 @@
       ['Idle and free', s.available_pages === null ? '—' : text(s.available_pages)],
       ['Slowmo', text(s.slowmo) + ' ms'],
     ];
-    for (const [k, v] of rows) details.append(el('dt', null, k), el('dd', null, v));
+    // Each label and its value in one box: the grid moves pairs, never a label from its value.
+    for (const [k, v] of rows)
+      details.append(el('div', null, el('dt', null, k), el('dd', null, v)));
   }
 
   function renderPool(r, startedAt) {

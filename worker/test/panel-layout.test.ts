@@ -1,0 +1,94 @@
+import type { Browser, Page } from 'puppeteer-core';
+import type { ClientBrowser } from './helpers/client-browser';
+import { launchClientBrowser } from './helpers/client-browser';
+import type { Box } from './helpers/on-screen';
+import { boxes, clipped, shareRow, sidewaysOverflow } from './helpers/on-screen';
+import type { RunningWorker } from './helpers/worker';
+import { KEY, startWorker } from './helpers/worker';
+
+/**
+ * The control panel's layout as a person sees it at a phone's, a tablet's and a desktop's
+ * window width, in a real (headless) browser against the real worker: what sits beside what,
+ * what is cut and what sticks out.
+ */
+
+const WAIT_MS = 20_000;
+const WIDTHS = [360, 768, 1024, 1280, 1600];
+
+let w: RunningWorker;
+let client: ClientBrowser | undefined;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  w = await startWorker({ persona: 'layout' });
+  await w.waitInitialized();
+  for (const id of ['one', 'two']) {
+    expect(
+      (await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: id } })).status,
+    ).toBe(200);
+  }
+  client = await launchClientBrowser();
+  browser = client.browser;
+  page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+  await page.goto(`${w.url}/`, { waitUntil: 'load' });
+  await page.type('#key-input', KEY);
+  await page.click('#key-save');
+  await page.waitForFunction(
+    () =>
+      document.querySelectorAll('#nav-details dd').length === 6 &&
+      document.querySelectorAll('#pool-body tr').length === 2,
+    { timeout: WAIT_MS },
+  );
+});
+
+afterAll(async () => {
+  await client?.close();
+  await w?.stop();
+});
+
+async function atWidth(width: number): Promise<void> {
+  await page.setViewport({ width, height: 900 });
+  // Two animation frames: the new width is laid out and painted.
+  await page.evaluate(
+    () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(null)))),
+  );
+}
+
+test.each(WIDTHS)('Browser card at %i px: each label shares its row with its value', async (px) => {
+  await atWidth(px);
+  const labels = await boxes(page, '#nav-details dt');
+  const values = await boxes(page, '#nav-details dd');
+  const texts = await page.$$eval('#nav-details dt', (ds) => ds.map((d) => d.textContent));
+  expect(texts).toEqual([
+    'Initialized',
+    'Browser context',
+    'Page pool',
+    'Pages',
+    'Idle and free',
+    'Slowmo',
+  ]);
+  expect(values).toHaveLength(labels.length);
+  const apart = labels
+    .map((label, i) => ({ label: texts[i], box: label, value: values[i] as Box }))
+    .filter(({ box, value }) => !shareRow(box, value) || value.x < box.right);
+  expect(apart.map((a) => a.label)).toEqual([]);
+});
+
+test.each(WIDTHS)('Pages table at %i px: no heading and no page id is cut', async (px) => {
+  await atWidth(px);
+  expect(await clipped(page, '#pool-table th')).toEqual([]);
+  expect(await clipped(page, '#pool-body td.id-cell')).toEqual([]);
+  expect(await sidewaysOverflow(page)).toBe(0);
+});
+
+test.each(WIDTHS.filter((px) => px >= 768))(
+  'the page forms at %i px: the id fields start and end at the same place',
+  async (px) => {
+    await atWidth(px);
+    const [create, destroy] = await boxes(page, '#create-id, #destroy-id');
+    expect(Math.abs(create!.x - destroy!.x)).toBeLessThan(1);
+    expect(Math.abs(create!.right - destroy!.right)).toBeLessThan(1);
+  },
+);
