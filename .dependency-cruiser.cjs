@@ -8,6 +8,7 @@
 const PKG = '(^|node_modules/)@persona-browser/';
 const FOLDERS = [
   'contracts',
+  'service-kit',
   'plugin-sdk',
   'ui',
   'xvfb',
@@ -70,6 +71,14 @@ module.exports = {
       severity: 'error',
       comment: 'the wire contracts import none of our packages',
       from: { path: '^contracts/' },
+      to: { path: PKG },
+    },
+    {
+      name: 'service-kit-stands-alone',
+      severity: 'error',
+      comment:
+        "the services' shared kit (auth, env, logger, lifecycle) imports none of our packages",
+      from: { path: '^service-kit/' },
       to: { path: PKG },
     },
     {

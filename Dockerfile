@@ -45,6 +45,7 @@ FROM node AS manifests
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY contracts/package.json contracts/
+COPY service-kit/package.json service-kit/
 COPY plugin-sdk/package.json plugin-sdk/
 COPY ui/package.json ui/
 COPY xvfb/package.json xvfb/

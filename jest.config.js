@@ -2,6 +2,7 @@
 module.exports = {
   // One project per package; each runs its own test folder.
   projects: [
+    '<rootDir>/service-kit',
     '<rootDir>/xvfb',
     '<rootDir>/worker',
     '<rootDir>/plugins',

@@ -1,5 +1,4 @@
 export * from './commit';
-export * from './env-file';
 export * from './metrics';
 export * from './paths';
 export * from './ping';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
-import { readEnvFile, validateEnv } from '@persona-browser/contracts';
+import { ConfigError, layeredEnv, validateEnv } from '@persona-browser/service-kit';
 
 /** Everything the supervisor reads from its environment (and `.env`), validated once. */
 export interface SupervisorConfig {
@@ -21,13 +21,22 @@ export interface SupervisorConfig {
   docker: { image: string; baseImage: string | null } | null;
 }
 
-export class ConfigError extends Error {}
-
-const configError = (message: string): ConfigError => new ConfigError(message);
-
 export const DOCKER_SOCKET = '/var/run/docker.sock';
 
-const schema = Joi.object({
+/** The supervisor's variables as its schema gives them: converted, defaulted, typed. */
+interface SupervisorEnv {
+  UPDATE_INTERVAL: number;
+  HEALTH_TIMEOUT: number;
+  SUPERVISOR_PORT: number;
+  WAKER_PORT: number;
+  SERVICE_KEY?: string;
+  SUPERVISOR_STATE_DIR: string;
+  WAKER_DRIVER?: 'docker' | 'process';
+  PERSONA_IMAGE: string;
+  PERSONA_BASE_IMAGE?: string;
+}
+
+const schema = Joi.object<SupervisorEnv, true>({
   UPDATE_INTERVAL: Joi.number().integer().min(1).max(86_400).default(10),
   HEALTH_TIMEOUT: Joi.number().integer().min(1).max(3_600).default(90),
   SUPERVISOR_PORT: Joi.number().integer().min(1).max(65535).default(4901),
@@ -37,9 +46,7 @@ const schema = Joi.object({
   WAKER_DRIVER: Joi.string().valid('docker', 'process'),
   PERSONA_IMAGE: Joi.string().default('persona-browser:latest'),
   PERSONA_BASE_IMAGE: Joi.string().allow('').empty(''),
-})
-  .unknown(true)
-  .prefs({ convert: true, abortEarly: true });
+}).unknown(true);
 
 /** `.env` at the checkout's root with the process environment on top, as the waker reads it. */
 export function loadSupervisorConfig(
@@ -47,15 +54,11 @@ export function loadSupervisorConfig(
   defaultRoot: string,
   dockerSocket = DOCKER_SOCKET,
 ): SupervisorConfig {
-  const repoRoot = path.resolve(env.REPO_ROOT || defaultRoot);
+  const { repoRoot, merged } = layeredEnv(env, defaultRoot);
   if (!fs.existsSync(path.join(repoRoot, '.git'))) {
     throw new ConfigError(`invalid REPO_ROOT: ${repoRoot} is not a git checkout`);
   }
-  const merged: Record<string, string> = {
-    ...readEnvFile(path.join(repoRoot, '.env'), configError),
-  };
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) merged[k] = v;
-  const v = validateEnv(schema, merged, configError);
+  const v = validateEnv(schema, merged);
   if (v.SUPERVISOR_PORT === v.WAKER_PORT) {
     throw new ConfigError("invalid SUPERVISOR_PORT: it is the waker's port (WAKER_PORT)");
   }
@@ -63,18 +66,15 @@ export function loadSupervisorConfig(
     v.WAKER_DRIVER === 'docker' || (v.WAKER_DRIVER === undefined && fs.existsSync(dockerSocket));
   return {
     repoRoot,
-    updateIntervalS: v.UPDATE_INTERVAL as number,
-    healthTimeoutS: v.HEALTH_TIMEOUT as number,
-    port: v.SUPERVISOR_PORT as number,
-    wakerPort: v.WAKER_PORT as number,
-    serviceKey: typeof v.SERVICE_KEY === 'string' ? v.SERVICE_KEY : null,
-    stateDir: path.resolve(repoRoot, v.SUPERVISOR_STATE_DIR as string),
+    updateIntervalS: v.UPDATE_INTERVAL,
+    healthTimeoutS: v.HEALTH_TIMEOUT,
+    port: v.SUPERVISOR_PORT,
+    wakerPort: v.WAKER_PORT,
+    serviceKey: v.SERVICE_KEY ?? null,
+    stateDir: path.resolve(repoRoot, v.SUPERVISOR_STATE_DIR),
     wakerCommand: [process.execPath, path.join(repoRoot, 'waker', 'dist', 'main.js')],
     docker: dockerDriver
-      ? {
-          image: v.PERSONA_IMAGE as string,
-          baseImage: (v.PERSONA_BASE_IMAGE as string | undefined) ?? null,
-        }
+      ? { image: v.PERSONA_IMAGE, baseImage: v.PERSONA_BASE_IMAGE ?? null }
       : null,
   };
 }

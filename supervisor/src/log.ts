@@ -1,17 +1,6 @@
-import winston from 'winston';
 import type { SupervisorLogEntry } from '@persona-browser/contracts';
-
-export type Logger = winston.Logger;
-
-/** JSON lines on stdout, as the waker and the workers write them. */
-export function createLogger(level = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return winston.createLogger({
-    level,
-    defaultMeta: { service: 'supervisor' },
-    format: winston.format.combine(winston.format.timestamp(), winston.format.json()),
-    transports: [new winston.transports.Console()],
-  });
-}
+import type { Logger, SecretValues } from '@persona-browser/service-kit';
+import { redactUrlSecrets } from '@persona-browser/service-kit';
 
 /**
  * The update log: every step is a JSON log line, and the latest ones are kept for the status
@@ -22,12 +11,15 @@ export class UpdateLog {
 
   constructor(
     private readonly logger: Logger,
+    /** What the log lines hide, hidden from the kept entries too (the status shows them). */
+    private readonly secrets: SecretValues,
     private readonly keep = 200,
   ) {}
 
   say(level: SupervisorLogEntry['level'], message: string, meta: object = {}): void {
     this.logger.log(level, message, meta);
-    this.entries.push({ at: new Date().toISOString(), level, message });
+    const shown = redactUrlSecrets(this.secrets.redact(message));
+    this.entries.push({ at: new Date().toISOString(), level, message: shown });
     if (this.entries.length > this.keep) this.entries.shift();
   }
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
-import { readEnvFile, validateEnv } from '@persona-browser/contracts';
+import { ConfigError, layeredEnv, validateEnv } from '@persona-browser/service-kit';
 import {
   DEFAULT_GEOIP_BASE_URL,
   DEFAULT_PROXY_SERVER,
@@ -60,16 +60,33 @@ export interface WakerConfig {
   identity: IdentitySettings;
 }
 
-export class ConfigError extends Error {}
-
-const configError = (message: string): ConfigError => new ConfigError(message);
-
 export const DOCKER_SOCKET = '/var/run/docker.sock';
 
 /** SPEC: the proxy account and the GeoIP token are the waker's alone; no worker is handed them. */
 const WAKER_ONLY = new Set(['PROXY_USERNAME', 'PROXY_PASSWORD', 'GEOIP_TOKEN']);
 
-const schema = Joi.object({
+/** The waker's variables as its schema gives them: converted, defaulted, typed. */
+interface WakerEnv {
+  WAKER_PORT: number;
+  PERSONAS_DIR: string;
+  SERVICE_KEY?: string;
+  METRICS_INTERVAL: number;
+  METRICS_WINDOW: number;
+  WAKER_DRIVER?: DriverKind;
+  PERSONA_IMAGE: string;
+  FLEET_ID: string;
+  WAKER_PAUSE_SECONDS: number;
+  SUPERVISOR_URL?: string;
+  PB_SUPERVISOR_PID?: number;
+  PROXY_SERVER: string;
+  PROXY_USERNAME_TEMPLATE: string;
+  GEOIP_BASE_URL: string;
+  PROXY_USERNAME?: string;
+  PROXY_PASSWORD?: string;
+  GEOIP_TOKEN?: string;
+}
+
+const schema = Joi.object<WakerEnv, true>({
   WAKER_PORT: Joi.number().integer().min(1).max(65535).default(4900),
   PERSONAS_DIR: Joi.string().default('./personas'),
   SERVICE_KEY: Joi.string().allow('').empty(''),
@@ -120,9 +137,7 @@ const schema = Joi.object({
   PROXY_USERNAME: Joi.string().allow('').empty(''),
   PROXY_PASSWORD: Joi.string().allow('').empty(''),
   GEOIP_TOKEN: Joi.string().allow('').empty(''),
-})
-  .unknown(true)
-  .prefs({ convert: true, abortEarly: true });
+}).unknown(true);
 
 /**
  * `.env` at the repository root, with the process environment on top. The repository root is
@@ -133,47 +148,42 @@ export function loadWakerConfig(
   defaultRoot: string,
   dockerSocket = DOCKER_SOCKET,
 ): WakerConfig {
-  const repoRoot = path.resolve(env.REPO_ROOT || defaultRoot);
-  const dotEnv = readEnvFile(path.join(repoRoot, '.env'), configError);
-  const merged: Record<string, string> = { ...dotEnv };
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) merged[k] = v;
+  const { repoRoot, files, merged } = layeredEnv(env, defaultRoot);
   const workerEnv: Record<string, string> = {};
-  for (const k of Object.keys(dotEnv)) {
-    if (!WAKER_ONLY.has(k)) workerEnv[k] = merged[k] as string;
+  for (const k of Object.keys(files)) {
+    const value = merged[k];
+    if (!WAKER_ONLY.has(k) && value !== undefined) workerEnv[k] = value;
   }
-  const v = validateEnv(schema, merged, configError);
+  const v = validateEnv(schema, merged);
   // Checked here, not in the schema: Joi would read the template's braces as its own.
-  const templateIssue = templateProblem(v.PROXY_USERNAME_TEMPLATE as string);
+  const templateIssue = templateProblem(v.PROXY_USERNAME_TEMPLATE);
   if (templateIssue) throw new ConfigError(`invalid PROXY_USERNAME_TEMPLATE: ${templateIssue}`);
-  const personasDir = path.resolve(repoRoot, v.PERSONAS_DIR as string);
+  const personasDir = path.resolve(repoRoot, v.PERSONAS_DIR);
   if (!fs.existsSync(personasDir) || !fs.statSync(personasDir).isDirectory()) {
     throw new ConfigError(`invalid PERSONAS_DIR: folder ${personasDir} does not exist`);
   }
-  const driver =
-    (v.WAKER_DRIVER as DriverKind | undefined) ??
-    (fs.existsSync(dockerSocket) ? 'docker' : 'process');
+  const driver = v.WAKER_DRIVER ?? (fs.existsSync(dockerSocket) ? 'docker' : 'process');
   return {
-    port: v.WAKER_PORT as number,
+    port: v.WAKER_PORT,
     personasDir,
-    serviceKey: typeof v.SERVICE_KEY === 'string' ? v.SERVICE_KEY : null,
-    metricsIntervalS: v.METRICS_INTERVAL as number,
-    metricsWindowS: v.METRICS_WINDOW as number,
+    serviceKey: v.SERVICE_KEY ?? null,
+    metricsIntervalS: v.METRICS_INTERVAL,
+    metricsWindowS: v.METRICS_WINDOW,
     driver,
-    image: v.PERSONA_IMAGE as string,
-    fleetId: v.FLEET_ID as string,
+    image: v.PERSONA_IMAGE,
+    fleetId: v.FLEET_ID,
     repoRoot,
-    pauseSeconds: v.WAKER_PAUSE_SECONDS as number,
-    workerEnv: v.SERVICE_KEY ? { ...workerEnv, SERVICE_KEY: v.SERVICE_KEY as string } : workerEnv,
-    supervisorUrl:
-      typeof v.SUPERVISOR_URL === 'string' ? v.SUPERVISOR_URL.replace(/\/+$/, '') : null,
-    supervisorPid: typeof v.PB_SUPERVISOR_PID === 'number' ? v.PB_SUPERVISOR_PID : null,
+    pauseSeconds: v.WAKER_PAUSE_SECONDS,
+    workerEnv: v.SERVICE_KEY ? { ...workerEnv, SERVICE_KEY: v.SERVICE_KEY } : workerEnv,
+    supervisorUrl: v.SUPERVISOR_URL?.replace(/\/+$/, '') ?? null,
+    supervisorPid: v.PB_SUPERVISOR_PID ?? null,
     identity: {
-      proxyServer: (v.PROXY_SERVER as string).replace(/\/+$/, ''),
-      usernameTemplate: v.PROXY_USERNAME_TEMPLATE as string,
-      geoipBaseUrl: (v.GEOIP_BASE_URL as string).replace(/\/+$/, ''),
-      proxyUsername: typeof v.PROXY_USERNAME === 'string' ? v.PROXY_USERNAME : null,
-      proxyPassword: typeof v.PROXY_PASSWORD === 'string' ? v.PROXY_PASSWORD : null,
-      geoipToken: typeof v.GEOIP_TOKEN === 'string' ? v.GEOIP_TOKEN : null,
+      proxyServer: v.PROXY_SERVER.replace(/\/+$/, ''),
+      usernameTemplate: v.PROXY_USERNAME_TEMPLATE,
+      geoipBaseUrl: v.GEOIP_BASE_URL.replace(/\/+$/, ''),
+      proxyUsername: v.PROXY_USERNAME ?? null,
+      proxyPassword: v.PROXY_PASSWORD ?? null,
+      geoipToken: v.GEOIP_TOKEN ?? null,
     },
   };
 }

@@ -2,7 +2,7 @@ import type { CommitInfo, PersonaInfo } from '@persona-browser/contracts';
 import type { IdentitySettings } from './config';
 import type { InstanceHandle, RuntimeDriver } from './drivers/types';
 import { FrontDoor } from './front-door';
-import type { Logger } from './log';
+import type { Logger } from '@persona-browser/service-kit';
 import { Persona } from './persona';
 import type { PersonaSpec } from './personas';
 import { discoverPersonas } from './personas';

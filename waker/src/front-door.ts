@@ -4,7 +4,8 @@ import type { Duplex } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
 import { SYSTEM_PATHS } from '@persona-browser/contracts';
 import type { Address } from './drivers/types';
-import type { Logger } from './log';
+import type { Logger } from '@persona-browser/service-kit';
+import { errorEnvelope, sendJson } from '@persona-browser/service-kit';
 import type { Persona } from './persona';
 import { IdentityWakeError } from './persona';
 
@@ -17,16 +18,11 @@ function sendError(res: http.ServerResponse, status: number, error: string): voi
     res.destroy();
     return;
   }
-  const body = JSON.stringify({ success: false, error, page_id: null });
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(body),
-  });
-  res.end(body);
+  sendJson(res, status, errorEnvelope(error));
 }
 
 function refuseUpgrade(socket: Duplex, status: number, error: string): void {
-  const body = JSON.stringify({ success: false, error, page_id: null });
+  const body = JSON.stringify(errorEnvelope(error));
   socket.end(
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,

@@ -1,38 +1,38 @@
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { createApp, defaultStaticDirs } from './api/app';
 import { readCommit } from '@persona-browser/contracts';
-import { ConfigError, loadWakerConfig } from './config';
+import {
+  Lifecycle,
+  createLogger,
+  fatal,
+  listen,
+  updateTriggerPath,
+} from '@persona-browser/service-kit';
+import { createApp, defaultStaticDirs } from './api/app';
+import { loadWakerConfig } from './config';
 import type { WakerConfig } from './config';
 import { createDriver } from './drivers';
 import { Fleet } from './fleet';
-import { createLogger } from './log';
 import { MetricsSampler, requestsPerHour } from './metrics';
 import { watchParent } from './parent-watch';
 import { supervisorClient } from './supervisor-client';
 
-function fatal(message: string): never {
-  process.stderr.write(`persona-browser waker: ${message}\n`);
-  process.exit(2);
-}
+const PROGRAM = 'persona-browser waker';
 
 async function main(): Promise<void> {
   let config: WakerConfig;
   try {
     config = loadWakerConfig(process.env, path.resolve(__dirname, '..', '..'));
   } catch (err) {
-    if (err instanceof ConfigError) fatal(err.message);
-    throw err;
+    fatal(PROGRAM, err instanceof Error ? err.message : String(err));
   }
   // The proxy password and the GeoIP token never reach a log line, whatever carries them.
-  const logger = createLogger([
-    config.serviceKey,
-    config.identity.proxyPassword,
-    config.identity.geoipToken,
-  ]);
-  const driver = await createDriver(config, logger).catch((err: unknown) =>
-    fatal((err as Error).message),
-  );
+  const logger = createLogger({
+    secrets: [config.serviceKey, config.identity.proxyPassword, config.identity.geoipToken],
+  });
+  const life = new Lifecycle(PROGRAM, logger);
+  const driver = await life.step('driver', () => createDriver(config, logger));
   const commit = await readCommit(config.repoRoot);
   const fleet = new Fleet({
     personasDir: config.personasDir,
@@ -43,15 +43,25 @@ async function main(): Promise<void> {
     commit,
     pauseSeconds: config.pauseSeconds,
     identity: config.identity,
-    updateTrigger: path.join(config.repoRoot, '.update-trigger'),
+    updateTrigger: updateTriggerPath(config.repoRoot),
   });
+  // Stopped last: every persona container closes its browser cleanly.
+  life.onStop('fleet', () => fleet.stop());
 
-  const metrics = new MetricsSampler({
-    intervalS: config.metricsIntervalS,
-    windowS: config.metricsWindowS,
-    instances: () => fleet.instances(),
-    onError: (err) => logger.warn('metrics sample failed', { err: String(err) }),
-  });
+  const metrics = await life.step(
+    'metrics',
+    () => {
+      const sampler = new MetricsSampler({
+        intervalS: config.metricsIntervalS,
+        windowS: config.metricsWindowS,
+        instances: () => fleet.instances(),
+        onError: (err) => logger.warn('metrics sample failed', { err: String(err) }),
+      });
+      sampler.start();
+      return sampler;
+    },
+    (m) => m.stop(),
+  );
 
   const app = createApp({
     fleet,
@@ -64,12 +74,15 @@ async function main(): Promise<void> {
     logger,
     ...defaultStaticDirs(),
   });
-  metrics.start();
-  const server = app.listen(config.port);
-  await new Promise<void>((resolve) => {
-    server.once('listening', resolve);
-    server.once('error', (err) => fatal(`cannot listen on port ${config.port}: ${err.message}`));
-  });
+  const server = http.createServer(app);
+  await life.step(
+    'http',
+    () => listen(server, config.port),
+    () => {
+      server.close();
+      server.closeAllConnections();
+    },
+  );
   logger.info('listening', {
     port: (server.address() as AddressInfo).port,
     driver: driver.kind,
@@ -78,22 +91,8 @@ async function main(): Promise<void> {
   });
   if (!config.serviceKey)
     logger.warn('SERVICE_KEY is not set: every authenticated call answers 500');
+  life.exitOnSignals(['SIGTERM', 'SIGINT']);
 
-  let stopping = false;
-  const shutdown = async (reason: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('shutting down', { reason });
-    metrics.stop();
-    server.close();
-    server.closeAllConnections();
-    await fleet.stop();
-    logger.info('stopped');
-    process.exit(0);
-  };
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => void shutdown(signal));
-  }
   // Started by a supervisor: when it dies (even by SIGKILL) the fleet must not outlive it.
   const { supervisorPid } = config;
   if (supervisorPid !== null) {
@@ -102,7 +101,7 @@ async function main(): Promise<void> {
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
     watchParent(supervisorPid, (ppid) => {
       logger.warn('supervisor gone: shutting down', { supervisor_pid: supervisorPid, ppid });
-      void shutdown('supervisor gone');
+      void life.exit('supervisor gone');
     });
   }
   process.on('unhandledRejection', (err) => logger.error('unhandled rejection', { err }));

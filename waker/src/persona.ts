@@ -11,7 +11,7 @@ import type { Address, ExitInfo, InstanceHandle, RuntimeDriver } from './drivers
 import { makeIdentity, readIdentityFile, removeIdentity, writeIdentity } from './identity';
 import type { ProxyStatus } from './identity';
 import { ProxyErrorReadings } from './identity';
-import type { Logger } from './log';
+import type { Logger } from '@persona-browser/service-kit';
 import type { PersonaSpec } from './personas';
 import { isReady, pingWorker } from './worker-client';
 

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
 import type { PersonaMode } from '@persona-browser/contracts';
-import { PERSONA_MODES, parseEnvFile } from '@persona-browser/contracts';
+import { PERSONA_MODES } from '@persona-browser/contracts';
+import { parseEnvFile } from '@persona-browser/service-kit';
 import { parseCountry } from './identity/locale';
 
 /** One persona folder as the waker reads it (`persona.env`). */

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readCommit } from '@persona-browser/contracts';
-import { ConfigError, loadWakerConfig } from '../src/config';
+import { ConfigError } from '@persona-browser/service-kit';
+import { loadWakerConfig } from '../src/config';
 import { ownContainerIds, throughMounts } from '../src/drivers/host-path';
 import { discoverPersonas } from '../src/personas';
 

@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { ProcessDriver } from '../src/drivers/process';
 import { Fleet } from '../src/fleet';
 import type { FleetOptions } from '../src/fleet';
-import { createLogger } from '../src/log';
+import { createLogger } from '@persona-browser/service-kit';
 import { fleetPids, isAlive, workerPid } from './helpers/procs';
 import { call, freePort, makePersonas, sleep } from './helpers/waker';
 
@@ -15,7 +15,7 @@ import { call, freePort, makePersonas, sleep } from './helpers/waker';
  */
 const ECHO = [process.execPath, path.join(__dirname, 'helpers', 'echo-worker.cjs')];
 const FAILING = [process.execPath, '-e', 'console.error("no browser here"); process.exit(3)'];
-const logger = createLogger([], 'error');
+const logger = createLogger({ secrets: [], level: 'error' });
 const IDLE_S = 2;
 
 function fleetOf(

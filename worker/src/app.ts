@@ -11,7 +11,7 @@ import { ResponseCheck } from './http/response-check';
 import type { AnyRoute } from './http/route';
 import { mount } from './http/route';
 import type { LiveView } from './live';
-import type { Logger } from './log/logger';
+import type { Logger } from '@persona-browser/service-kit';
 import type { CaptureRegistry } from './capture/registry';
 import type { MediaStore } from './media/store';
 import { PANEL_DIR, UI_DIR } from './paths';
@@ -25,7 +25,7 @@ import { visionRoutes } from './routes/vision';
 import { pluginsRoutes } from './routes/plugins';
 import type { Discovery } from './plugins/discover';
 import type { Rng } from './human/types';
-import type { SecretValues } from './log/secrets';
+import type { SecretValues } from '@persona-browser/service-kit';
 import type { VisionClient } from './vision/client';
 
 export const BODY_LIMIT = '1mb';

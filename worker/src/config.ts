@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
-import { readEnvFile, validateEnv } from '@persona-browser/contracts';
+import { ConfigError, layeredEnv, validateEnv } from '@persona-browser/service-kit';
 import type { PageTiming } from './browser/timing';
 import { DEFAULT_TIMING } from './browser/timing';
 import type { PlatformName } from './identity/platform';
@@ -65,13 +65,48 @@ export interface Config {
   env: Readonly<Record<string, string | undefined>>;
 }
 
-export class ConfigError extends Error {}
-
-const configError = (message: string): ConfigError => new ConfigError(message);
+/** The worker's variables as its schema gives them: converted, defaulted, typed. */
+interface WorkerEnv {
+  HOST: string;
+  PORT: number;
+  SERVICE_KEY?: string;
+  PERSONA_DIR?: string;
+  PERSONA_NAME?: string;
+  BROWSER_PROFILE: string;
+  BROWSER_SLOWMO: number;
+  WAKER_PORT: number;
+  WAKER_URL?: string;
+  VISION_API_KEY_PAGA?: string;
+  VISION_API_KEY_GRATIS?: string;
+  CHROME_PATH?: string;
+  CHROME_NO_SANDBOX: boolean;
+  DISPLAY?: string;
+  BROWSER_TIMEZONE?: string;
+  BROWSER_LOCALE?: string;
+  BROWSER_PLATFORM?: PlatformName;
+  VNC_PORT?: number;
+  DEVTOOLS_PORT?: number;
+  MEDIA_TTL_SECONDS: number;
+  MEDIA_CAP_MB: number;
+  VISION_BASE_URL: string;
+  VISION_MODEL: string;
+  VISION_PRICE_INPUT_PER_MTOK: number;
+  VISION_PRICE_OUTPUT_PER_MTOK: number;
+  VISION_TIMEOUT_SECONDS: number;
+  ALLOW_FILE_URLS: boolean;
+  LOCK_WAIT_SECONDS: number;
+  CALL_DEADLINE_SECONDS: number;
+  NAVIGATION_TIMEOUT_SECONDS: number;
+  VALIDATE_RESPONSES: boolean;
+  LIVE_CONTROL_GRACE_SECONDS: number;
+  LIVE_CONTROL_LEASE_SECONDS: number;
+  PLUGINS_DIR?: string;
+  PLUGIN_SEED?: number;
+}
 
 const optionalString = Joi.string().allow('').empty('');
 
-const schema = Joi.object({
+const schema = Joi.object<WorkerEnv, true>({
   HOST: Joi.string().default('0.0.0.0'),
   PORT: Joi.number().integer().min(0).max(65535).default(5000),
   SERVICE_KEY: optionalString,
@@ -125,9 +160,7 @@ const schema = Joi.object({
   LIVE_CONTROL_LEASE_SECONDS: Joi.number().min(1).max(3600).default(60),
   PLUGINS_DIR: optionalString,
   PLUGIN_SEED: Joi.number().integer(),
-})
-  .unknown(true)
-  .prefs({ convert: true, abortEarly: true });
+}).unknown(true);
 
 /**
  * Layers: `.env` at the repository root, then `PERSONA_DIR/persona.env` on top; the process
@@ -139,70 +172,62 @@ export function loadConfig(
   defaultRoot: string,
   defaultPluginsDir = path.join(defaultRoot, 'plugins'),
 ): Config {
-  const repoRoot = path.resolve(env.REPO_ROOT || defaultRoot);
-  const base = readEnvFile(path.join(repoRoot, '.env'), configError);
-  const personaDirRaw = env.PERSONA_DIR ?? base.PERSONA_DIR;
-  const persona = personaDirRaw
-    ? readEnvFile(path.join(path.resolve(repoRoot, personaDirRaw), 'persona.env'), configError)
-    : {};
-  const merged: Record<string, string | undefined> = { ...base, ...persona, ...env };
-  const v = validateEnv(schema, merged, configError);
-  const str = (k: string): string | null => (typeof v[k] === 'string' ? v[k] : null);
-  const personaDirSetting = str('PERSONA_DIR');
-  const personaDir = personaDirSetting ? path.resolve(repoRoot, personaDirSetting) : null;
+  const { repoRoot, merged } = layeredEnv(env, defaultRoot, (soFar) =>
+    soFar.PERSONA_DIR ? path.join(soFar.PERSONA_DIR, 'persona.env') : null,
+  );
+  const v = validateEnv(schema, merged);
+  const personaDir = v.PERSONA_DIR ? path.resolve(repoRoot, v.PERSONA_DIR) : null;
   if (personaDir && !fs.existsSync(personaDir)) {
     throw new ConfigError(`invalid PERSONA_DIR: folder ${personaDir} does not exist`);
   }
+  const liveLeaseS = v.LIVE_CONTROL_LEASE_SECONDS;
   return {
-    host: v.HOST as string,
-    port: v.PORT as number,
-    serviceKey: str('SERVICE_KEY'),
+    host: v.HOST,
+    port: v.PORT,
+    serviceKey: v.SERVICE_KEY ?? null,
     personaDir,
-    personaName: personaDir ? (str('PERSONA_NAME') ?? path.basename(personaDir)) : null,
+    personaName: personaDir ? (v.PERSONA_NAME ?? path.basename(personaDir)) : null,
     profileDir: personaDir
       ? path.join(personaDir, 'profile')
-      : path.resolve(repoRoot, v.BROWSER_PROFILE as string),
-    slowmoMs: v.BROWSER_SLOWMO as number,
-    wakerUrl: (str('WAKER_URL') ?? `http://127.0.0.1:${v.WAKER_PORT as number}`).replace(
-      /\/+$/,
-      '',
-    ),
-    visionKeyPaga: str('VISION_API_KEY_PAGA'),
-    visionKeyGratis: str('VISION_API_KEY_GRATIS'),
-    chromePath: str('CHROME_PATH'),
-    chromeNoSandbox: v.CHROME_NO_SANDBOX as boolean,
-    display: str('DISPLAY'),
-    browserTimezone: str('BROWSER_TIMEZONE'),
-    browserLocale: str('BROWSER_LOCALE'),
-    browserPlatform: str('BROWSER_PLATFORM') as PlatformName | null,
-    vncPort: typeof v.VNC_PORT === 'number' ? v.VNC_PORT : null,
-    devtoolsPort: typeof v.DEVTOOLS_PORT === 'number' ? v.DEVTOOLS_PORT : null,
-    mediaTtlMs: (v.MEDIA_TTL_SECONDS as number) * 1000,
-    mediaCapBytes: Math.round((v.MEDIA_CAP_MB as number) * 1024 * 1024),
+      : path.resolve(repoRoot, v.BROWSER_PROFILE),
+    slowmoMs: v.BROWSER_SLOWMO,
+    wakerUrl: (v.WAKER_URL ?? `http://127.0.0.1:${v.WAKER_PORT}`).replace(/\/+$/, ''),
+    visionKeyPaga: v.VISION_API_KEY_PAGA ?? null,
+    visionKeyGratis: v.VISION_API_KEY_GRATIS ?? null,
+    chromePath: v.CHROME_PATH ?? null,
+    chromeNoSandbox: v.CHROME_NO_SANDBOX,
+    display: v.DISPLAY ?? null,
+    browserTimezone: v.BROWSER_TIMEZONE ?? null,
+    browserLocale: v.BROWSER_LOCALE ?? null,
+    browserPlatform: v.BROWSER_PLATFORM ?? null,
+    vncPort: v.VNC_PORT ?? null,
+    devtoolsPort: v.DEVTOOLS_PORT ?? null,
+    mediaTtlMs: v.MEDIA_TTL_SECONDS * 1000,
+    mediaCapBytes: Math.round(v.MEDIA_CAP_MB * 1024 * 1024),
     vision: {
-      baseUrl: (v.VISION_BASE_URL as string).replace(/\/+$/, ''),
-      model: v.VISION_MODEL as string,
-      priceInputPerMTok: v.VISION_PRICE_INPUT_PER_MTOK as number,
-      priceOutputPerMTok: v.VISION_PRICE_OUTPUT_PER_MTOK as number,
-      timeoutMs: (v.VISION_TIMEOUT_SECONDS as number) * 1000,
+      baseUrl: v.VISION_BASE_URL.replace(/\/+$/, ''),
+      model: v.VISION_MODEL,
+      priceInputPerMTok: v.VISION_PRICE_INPUT_PER_MTOK,
+      priceOutputPerMTok: v.VISION_PRICE_OUTPUT_PER_MTOK,
+      timeoutMs: v.VISION_TIMEOUT_SECONDS * 1000,
     },
     repoRoot,
     dataDir: personaDir ?? repoRoot,
-    pluginsDir: path.resolve(repoRoot, str('PLUGINS_DIR') ?? defaultPluginsDir),
-    pluginSeed: typeof v.PLUGIN_SEED === 'number' ? v.PLUGIN_SEED : null,
+    pluginsDir: path.resolve(repoRoot, v.PLUGINS_DIR ?? defaultPluginsDir),
+    pluginSeed: v.PLUGIN_SEED ?? null,
     env: merged,
-    allowFileUrls: v.ALLOW_FILE_URLS as boolean,
-    validateResponses: v.VALIDATE_RESPONSES as boolean,
+    allowFileUrls: v.ALLOW_FILE_URLS,
+    validateResponses: v.VALIDATE_RESPONSES,
     liveControl: {
-      graceMs: (v.LIVE_CONTROL_GRACE_SECONDS as number) * 1000,
-      leaseTtlS: v.LIVE_CONTROL_LEASE_SECONDS as number,
+      graceMs: v.LIVE_CONTROL_GRACE_SECONDS * 1000,
+      leaseTtlS: liveLeaseS,
       // Renewed every third of the ttl, at most every 10 s.
-      renewMs: Math.min(10_000, ((v.LIVE_CONTROL_LEASE_SECONDS as number) * 1000) / 3),
+      renewMs: Math.min(10_000, (liveLeaseS * 1000) / 3),
     },
     timing: {
-      lockWaitMs: (v.LOCK_WAIT_SECONDS as number) * 1000,
-      callDeadlineMs: (v.CALL_DEADLINE_SECONDS as number) * 1000,
-      navigationTimeoutMs: (v.NAVIGATION_TIMEOUT_SECONDS as number) * 1000,
+      lockWaitMs: v.LOCK_WAIT_SECONDS * 1000,
+      callDeadlineMs: v.CALL_DEADLINE_SECONDS * 1000,
+      navigationTimeoutMs: v.NAVIGATION_TIMEOUT_SECONDS * 1000,
     },
   };
 }

@@ -7,7 +7,7 @@ import { createServer } from './app';
 import { findBrowserBinary } from './browser/launch';
 import { Navigator } from './browser/navigator';
 import { claimProfile, releaseProfile } from './browser/profile-lock';
-import { ConfigError, loadConfig } from './config';
+import { loadConfig } from './config';
 import type { Config } from './config';
 import { RequestTracker } from './http/request-tracker';
 import { CaptureRegistry } from './capture/registry';
@@ -15,8 +15,9 @@ import { MediaStore } from './media/store';
 import { VisionClient } from './vision/client';
 import { LiveView } from './live';
 import { liveVncTarget } from './live/vnc-server';
-import { createLogger } from './log/logger';
-import { SecretValues } from './log/secrets';
+import { Lifecycle, SecretValues, createLogger, fatal, listen } from '@persona-browser/service-kit';
+import { errorMessage } from './errors';
+import { sleep } from './util';
 import { RequestLog } from './log/request-log';
 import { DEFAULT_PLUGINS_DIR, defaultRepoRoot, workerVersion } from './paths';
 import { pluginRandom } from './plugins/random';
@@ -30,11 +31,7 @@ import type { ProxyRelay } from './identity/relay';
 import { startRelay } from './identity/relay';
 
 const DRAIN_MS = 5_000;
-
-function fatal(message: string): never {
-  process.stderr.write(`persona-browser: ${message}\n`);
-  process.exit(2);
-}
+const PROGRAM = 'persona-browser';
 
 async function main(): Promise<void> {
   let config: Config;
@@ -46,8 +43,7 @@ async function main(): Promise<void> {
     // A broken identity file stops the worker here: never a browser without its proxy.
     identity = readIdentity(config.personaDir);
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof Error) fatal(err.message);
-    throw err;
+    fatal(PROGRAM, err instanceof Error ? err.message : String(err));
   }
   // Proxy credentials belong to the waker; the browser and its children never see them.
   delete process.env.PROXY_USERNAME;
@@ -62,7 +58,7 @@ async function main(): Promise<void> {
     ...familySecrets(plugins, config.env),
     identity?.proxy.password ?? null,
   ]);
-  const logger = createLogger(secrets);
+  const logger = createLogger({ secrets });
   for (const b of plugins.broken)
     logger.error('plugin skipped', { plugin: b.name, error: b.error });
   logger.info('plugins loaded', {
@@ -71,23 +67,30 @@ async function main(): Promise<void> {
     plugins: plugins.plugins.map((p) => p.name),
   });
   const { repoRoot } = config;
+  const life = new Lifecycle(PROGRAM, logger);
 
   // The persona is this worker's before anything else starts: one held by another live worker
   // is refused here, and a browser left by a dead one is cleared.
-  try {
-    await claimProfile(config.profileDir);
-  } catch (err) {
-    fatal((err as Error).message);
-  }
+  await life.step(
+    'profile',
+    () => claimProfile(config.profileDir),
+    () => releaseProfile(config.profileDir),
+  );
 
   // Every browser request goes through the relay, which adds the session's credentials.
-  let relay: ProxyRelay | null = null;
-  if (identity) {
-    try {
-      relay = await startRelay({ ...identity.proxy, upstream: identity.proxy.server, logger });
-    } catch (err) {
-      fatal(`cannot start the proxy relay: ${(err as Error).message}`);
-    }
+  const relay: ProxyRelay | null = identity
+    ? await life.step(
+        'proxy relay',
+        () =>
+          startRelay({ ...identity.proxy, upstream: identity.proxy.server, logger }).catch(
+            (err: unknown) => {
+              throw new Error(`cannot start the proxy relay: ${errorMessage(err)}`);
+            },
+          ),
+        (r) => r.close(),
+      )
+    : null;
+  if (identity && relay) {
     logger.info('proxy identity applied', {
       upstream: new URL(identity.proxy.server).host,
       session: identity.session,
@@ -99,27 +102,26 @@ async function main(): Promise<void> {
     });
   }
 
-  let xvfb: VirtualDisplay | null = null;
-  let display = config.display;
-  if (!display) {
-    try {
-      xvfb = await startXvfb();
-    } catch (err) {
-      fatal((err as Error).message);
-    }
-    display = xvfb.display;
-    logger.info('virtual display started', { display, pid: xvfb.pid });
+  const xvfb: VirtualDisplay | null = config.display
+    ? null
+    : await life.step('display', startXvfb, (x) => x.stop());
+  const display = xvfb?.display ?? (config.display as string);
+  if (xvfb) logger.info('virtual display started', { display, pid: xvfb.pid });
+  const vncPort = config.vncPort;
+  if (vncPort) {
+    const vnc = await life.step(
+      'vnc',
+      () => startVnc(display, vncPort),
+      (v) => v.stop(),
+    );
+    logger.info('vnc listening on localhost', { port: vncPort, display, pid: vnc.pid });
   }
-  const vnc = config.vncPort ? startVnc(display, config.vncPort) : null;
-  if (vnc)
-    logger.info('vnc listening on localhost', { port: config.vncPort, display, pid: vnc.pid });
   // The live view (/vnc/) always has a VNC server on the worker's own display.
-  const liveVnc = await liveVncTarget({
-    vncPort: config.vncPort,
-    ownDisplay: xvfb !== null,
-    display,
-    logger,
-  });
+  const liveVnc = await life.step(
+    'live view vnc',
+    () => liveVncTarget({ vncPort, ownDisplay: xvfb !== null, display, logger }),
+    (l) => l.started?.stop(),
+  );
 
   // An identity sets where the person is; without one, BROWSER_TIMEZONE and BROWSER_LOCALE may.
   const launchIdentity =
@@ -129,6 +131,7 @@ async function main(): Promise<void> {
   const pageLocale = identity ? null : config.browserLocale;
   const proxyErrors = new ProxyErrors(config.personaDir, () => relay?.failures ?? 0);
   const media = new MediaStore({ ttlMs: config.mediaTtlMs, capBytes: config.mediaCapBytes });
+  life.onStop('media store', () => media.close());
   const captures = new CaptureRegistry({ secrets });
   for (const problem of registerBlacklists(plugins, config.env, captures.blacklist))
     logger.error('plugin family blacklist not applied', problem);
@@ -161,6 +164,7 @@ async function main(): Promise<void> {
       onPageClosed: (pageId) => captures.detach(pageId),
     },
   });
+  life.onStop('browser', () => navigator.stop());
   const tracker = new RequestTracker(new RequestLog(config.dataDir));
   const live = new LiveView({
     vnc: liveVnc.target,
@@ -170,30 +174,6 @@ async function main(): Promise<void> {
     ...config.liveControl,
   });
   let commit: Promise<CommitInfo | null> | null = null;
-
-  let shuttingDown = false;
-  const shutdown = async (reason: string): Promise<void> => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    logger.info('shutting down', { reason });
-    server.close();
-    const deadline = Date.now() + DRAIN_MS;
-    while (tracker.activity().in_flight > 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    tracker.abandonAll();
-    live.close();
-    server.closeAllConnections();
-    await navigator.stop().catch((err: unknown) => logger.error('browser stop failed', { err }));
-    await relay?.close();
-    releaseProfile(config.profileDir);
-    media.close();
-    await vnc?.stop();
-    await liveVnc.started?.stop();
-    await xvfb?.stop();
-    logger.info('stopped');
-    process.exit(0);
-  };
 
   const server = createServer({
     navigator,
@@ -218,19 +198,24 @@ async function main(): Promise<void> {
       rngFor: pluginRandom(config.pluginSeed),
       secrets,
     },
-    shutdown: () => void shutdown('kill endpoint'),
+    shutdown: () => void life.exit('kill endpoint'),
   });
-  server.listen(config.port, config.host);
-  server.once('error', (err) =>
-    fatal(`cannot listen on ${config.host}:${config.port}: ${err.message}`),
+  await life.step(
+    'http',
+    () => listen(server, config.port, config.host),
+    async () => {
+      // New connections are refused; calls under way get a moment to finish.
+      server.close();
+      const deadline = Date.now() + DRAIN_MS;
+      while (tracker.activity().in_flight > 0 && Date.now() < deadline) await sleep(50);
+      tracker.abandonAll();
+      live.close();
+      server.closeAllConnections();
+    },
   );
-  server.once('listening', () => {
-    const port = (server.address() as AddressInfo).port;
-    logger.info('listening', { host: config.host, port, persona: config.personaDir });
-  });
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-    process.on(signal, () => void shutdown(signal));
-  }
+  const port = (server.address() as AddressInfo).port;
+  logger.info('listening', { host: config.host, port, persona: config.personaDir });
+  life.exitOnSignals(['SIGTERM', 'SIGINT', 'SIGHUP']);
   process.on('unhandledRejection', (err) => logger.error('unhandled rejection', { err }));
   process.on('uncaughtException', (err) => logger.error('uncaught exception', { err }));
   if (!config.serviceKey)

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { updateTriggerPath } from '@persona-browser/service-kit';
 import { IDENTITY_FILE } from '@persona-browser/contracts';
 
 /**
@@ -21,7 +22,7 @@ export class ProxyErrors {
 
 /** Touches `.update-trigger` at the repository root for the supervisor to pick up. */
 export function touchUpdateTrigger(repoRoot: string): string {
-  const file = path.join(repoRoot, '.update-trigger');
+  const file = updateTriggerPath(repoRoot);
   fs.writeFileSync(file, `${new Date().toISOString()}\n`);
   return file;
 }

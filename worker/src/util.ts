@@ -18,10 +18,3 @@ export function withTimeout<T>(work: Promise<T>, ms: number, onTimeout: () => Er
 }
 
 export const randomHex = (bytes: number): string => crypto.randomBytes(bytes).toString('hex');
-
-/** Constant-time string equality (both sides hashed first so lengths never leak). */
-export function safeEqual(a: string, b: string): boolean {
-  const ha = crypto.createHash('sha256').update(a).digest();
-  const hb = crypto.createHash('sha256').update(b).digest();
-  return crypto.timingSafeEqual(ha, hb);
-}

@@ -2,7 +2,7 @@ import type { ManagedPage } from '../src/browser/managed-page';
 import { Gestures } from '../src/human/gestures';
 import { planTyping } from '../src/human/keyboard-plan';
 import { seededRng } from '../src/human/random';
-import { createLogger } from '../src/log/logger';
+import { createLogger } from '@persona-browser/service-kit';
 import type { Fixture } from './helpers/fixture';
 import { startFixture } from './helpers/fixture';
 import type { InProcessBrowser } from './helpers/in-process';
@@ -20,7 +20,7 @@ let mp: ManagedPage;
 
 beforeAll(async () => {
   site = await startFixture();
-  browser = await startInProcessBrowser(createLogger([], 'error'));
+  browser = await startInProcessBrowser(createLogger({ secrets: [], level: 'error' }));
   mp = await browser.navigator.requirePool().create('p');
 });
 afterAll(async () => {

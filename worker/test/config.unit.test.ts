@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseEnvFile } from '@persona-browser/contracts';
-import { ConfigError, loadConfig } from '../src/config';
+import { ConfigError, parseEnvFile } from '@persona-browser/service-kit';
+import { loadConfig } from '../src/config';
 
 function repo(files: Record<string, string>): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-config-'));

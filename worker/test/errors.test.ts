@@ -114,7 +114,8 @@ describe('malformed and oversized bodies', () => {
   });
 
   test('a body over 1 MB: 413 envelope; just under 1 MB is accepted', async () => {
-    const pad = (n: number): string => JSON.stringify({ page_id: 'big', pad: 'x'.repeat(n) });
+    // JSON whitespace makes the body big without a field the route does not take.
+    const pad = (n: number): string => `{"page_id": "big"${' '.repeat(n)}}`;
     const over = await ctx.w.call<Body>('POST', '/api/v1/ops/create-page', {
       rawBody: pad(1024 * 1024 + 10),
     });
@@ -194,8 +195,6 @@ describe('unknown routes under /api', () => {
     ['GET', '/api/v1/nope'],
     ['POST', '/api/v1/ops/nope'],
     ['POST', `/api/v1/ops/${TARGET}/teleport`],
-    ['GET', `/api/v1/ops/${TARGET}/navigate`],
-    ['PUT', '/api/v1/ops/create-page'],
     ['GET', '/api/v2/system/status'],
     ['GET', '/api'],
   ])('%s %s: 404 envelope naming the route as sent', async (method, route) => {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createLogger } from '../src/log/logger';
+import { createLogger } from '@persona-browser/service-kit';
 import { startRelay } from '../src/identity/relay';
 import type { ForwardProxy } from './helpers/forward-proxy';
 import { startForwardProxy } from './helpers/forward-proxy';
@@ -329,7 +329,7 @@ describe('a broken identity file', () => {
 });
 
 describe('the relay on its own, against the real forward proxy', () => {
-  const logger = createLogger([], 'error');
+  const logger = createLogger({ secrets: [], level: 'error' });
   const throughRelay = (port: number, opts: http.RequestOptions): Promise<number> =>
     new Promise((resolve, reject) => {
       http

@@ -1,4 +1,4 @@
-import { createLogger, redactUrlSecrets } from '../src/log/logger';
+import { createLogger, redactUrlSecrets } from '@persona-browser/service-kit';
 import { EXTENDED_MOUSE_BUTTONS, RfbClientFilter, RfbProtocolError } from '../src/live/rfb-filter';
 
 /** The client half of RFB as the bridge frames it, fed in arbitrary pieces. */
@@ -113,7 +113,7 @@ test('key= and token= values in URLs never reach a log line', () => {
   );
   expect(redactUrlSecrets('GET /vnc/?api_key=zz other')).toBe('GET /vnc/?api_key=[redacted] other');
   const lines: string[] = [];
-  const logger = createLogger([]);
+  const logger = createLogger({ secrets: [] });
   logger.transports[0]!.log = (info: unknown, next: () => void) => {
     lines.push(JSON.stringify(info));
     next();

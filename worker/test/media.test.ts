@@ -8,7 +8,7 @@ import { createServer } from '../src/app';
 import { Navigator } from '../src/browser/navigator';
 import { CaptureRegistry } from '../src/capture/registry';
 import { RequestTracker } from '../src/http/request-tracker';
-import { createLogger } from '../src/log/logger';
+import { createLogger } from '@persona-browser/service-kit';
 import { RequestLog } from '../src/log/request-log';
 import { MediaStore } from '../src/media/store';
 import { ProxyErrors } from '../src/system-info';
@@ -37,7 +37,7 @@ let base: string;
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-media-'));
   media = new MediaStore({ ttlMs: TTL_MS, capBytes: CAP });
-  const logger = createLogger([KEY], 'error');
+  const logger = createLogger({ secrets: [KEY], level: 'error' });
   server = createServer({
     // Never started: the media route needs no browser.
     navigator: new Navigator({

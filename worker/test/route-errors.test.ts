@@ -10,7 +10,7 @@ import { ResponseCheck } from '../src/http/response-check';
 import type { AnyRoute } from '../src/http/route';
 import { mount, route } from '../src/http/route';
 import { envelope } from '../src/http/schemas';
-import { createLogger } from '../src/log/logger';
+import { createLogger } from '@persona-browser/service-kit';
 import type { InProcessBrowser } from './helpers/in-process';
 import { startInProcessBrowser } from './helpers/in-process';
 
@@ -74,7 +74,7 @@ const routes: AnyRoute[] = [
 ];
 
 beforeAll(async () => {
-  const logger = createLogger([KEY], 'info');
+  const logger = createLogger({ secrets: [KEY], level: 'info' });
   const stream = new PassThrough();
   stream.on('data', (chunk: Buffer) => {
     for (const line of chunk.toString().split('\n').filter(Boolean))

@@ -4,13 +4,19 @@ import type { NextFunction, Request, Response } from 'express';
 import Joi from 'joi';
 import type { MetricsBody, PersonaInfo } from '@persona-browser/contracts';
 import { SUPERVISOR_PATHS, WAKER_PATHS } from '@persona-browser/contracts';
-import type { Logger } from '../log';
+import type { Logger } from '@persona-browser/service-kit';
 import type { Persona } from '../persona';
 import { IdentityWakeError, WakeError } from '../persona';
 import { UnknownPersona } from '../fleet';
 import type { SupervisorClient } from '../supervisor-client';
 import { NoSupervisor, SupervisorUnreachable } from '../supervisor-client';
-import { requireKey } from './auth';
+import {
+  AuthError,
+  answerWrongMethod,
+  checkFields,
+  checkServiceKey,
+  errorEnvelope,
+} from '@persona-browser/service-kit';
 
 /** What the API reads and drives: the fleet, and the metrics helper's parts (injected). */
 export interface ApiDeps {
@@ -143,6 +149,23 @@ function errorStatus(err: unknown): number | null {
   return null;
 }
 
+/** `Authorization: Bearer <SERVICE_KEY>`, answered as every service of the product answers it. */
+function requireKey(serviceKey: string | null) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    checkServiceKey(req.headers.authorization, serviceKey);
+    next();
+  };
+}
+
+/** After the routes: a known path called with another method answers 405 with `Allow`. */
+function guardMethods(app: express.Express): void {
+  const byPath = new Map<string, string[]>();
+  for (const r of ROUTES) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r.method]);
+  for (const [route, methods] of byPath) {
+    app.all(route, (req, res) => answerWrongMethod(req, res, req.path, methods));
+  }
+}
+
 export function createApp(deps: ApiDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -151,12 +174,12 @@ export function createApp(deps: ApiDeps): express.Express {
     const run = (req: Request, res: Response, next: NextFunction): void => {
       let query: Record<string, unknown> = {};
       if (r.query) {
-        const v = r.query.validate(req.query, { convert: true, stripUnknown: true });
-        if (v.error) {
-          next(new BadRequest(v.error.details[0]?.message.replace(/"/g, "'") ?? 'bad query'));
+        const checked = checkFields<Record<string, unknown>>(r.query, req.query);
+        if (!checked.ok) {
+          next(new BadRequest(checked.message));
           return;
         }
-        query = v.value as Record<string, unknown>;
+        query = checked.value;
       }
       r.handler({ deps, params: req.params as Record<string, string>, query }).then((out) => {
         if (out instanceof Relayed) res.status(out.status).json(out.body);
@@ -166,21 +189,25 @@ export function createApp(deps: ApiDeps): express.Express {
     if (r.auth) app[r.method](r.path, auth, run);
     else app[r.method](r.path, run);
   }
+  guardMethods(app);
   app.use('/vendor/uplot', express.static(deps.uplotDir, { index: false }));
   app.use('/ui', express.static(deps.uiDir, { index: false }));
   app.use(express.static(deps.panelDir));
   app.use('/api', (req, res) => {
-    res.status(404).json({ error: `no such route: ${req.method} ${req.originalUrl}` });
+    res.status(404).json(errorEnvelope(`No route ${req.method} ${req.originalUrl.split('?')[0]}`));
   });
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const status = errorStatus(err);
-    const message = (err as Error).message;
-    if (status === null) {
-      deps.logger.error('api error', { path: req.path, error: message });
-      res.status(500).json({ error: 'internal error' });
+    if (err instanceof AuthError) {
+      res.status(err.status).json(err.body);
       return;
     }
-    res.status(status).json({ error: message });
+    const status = errorStatus(err);
+    if (status === null) {
+      deps.logger.error('api error', { path: req.path, err });
+      res.status(500).json(errorEnvelope('Internal server error'));
+      return;
+    }
+    res.status(status).json(errorEnvelope(err instanceof Error ? err.message : String(err)));
   });
   return app;
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Docker from 'dockerode';
-import type { Logger } from '../log';
+import type { Logger } from '@persona-browser/service-kit';
 import { hostPathTranslator } from './host-path';
 import type { ExitInfo, FoundInstance, InstanceHandle, InstanceSpec, RuntimeDriver } from './types';
 import { DriverError } from './types';

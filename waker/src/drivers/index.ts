@@ -1,5 +1,5 @@
 import type { WakerConfig } from '../config';
-import type { Logger } from '../log';
+import type { Logger } from '@persona-browser/service-kit';
 import { DockerDriver } from './docker';
 import { ProcessDriver } from './process';
 import type { RuntimeDriver } from './types';

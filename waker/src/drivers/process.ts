@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Logger } from '../log';
+import type { Logger } from '@persona-browser/service-kit';
 import { freePort } from '../ports';
 import type { ExitInfo, FoundInstance, InstanceHandle, InstanceSpec, RuntimeDriver } from './types';
 import { isAlive, signalGroup, sleep } from '@persona-browser/contracts';

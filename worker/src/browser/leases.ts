@@ -1,5 +1,6 @@
 import { Locked } from '../errors';
-import { randomHex, safeEqual } from '../util';
+import { safeEqual } from '@persona-browser/service-kit';
+import { randomHex } from '../util';
 
 export const DEFAULT_LEASE_TTL_S = 300;
 export const MAX_LEASE_TTL_S = 3600;

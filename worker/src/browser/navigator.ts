@@ -4,7 +4,7 @@ import { NotInitialized } from '../errors';
 import type { PlatformName } from '../identity/platform';
 import type { PlatformDisguise } from '../identity/platform-browser';
 import { disguisePlatform } from '../identity/platform-browser';
-import type { Logger } from '../log/logger';
+import type { Logger } from '@persona-browser/service-kit';
 import { launchBrowser } from './launch';
 import { LeaseTable } from './leases';
 import type { PoolHooks } from './page-pool';

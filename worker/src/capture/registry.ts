@@ -1,5 +1,5 @@
 import type { ManagedPage } from '../browser/managed-page';
-import type { SecretValues } from '../log/secrets';
+import type { SecretValues } from '@persona-browser/service-kit';
 import { Blacklist } from './blacklist';
 import { BODY_LIMIT_CHARS } from './body';
 import { PageCapture } from './page-capture';

@@ -1,24 +1,12 @@
-import type { Request } from 'express';
-import { safeEqual } from '../util';
+import type { IncomingMessage } from 'node:http';
+import { checkServiceKey } from '@persona-browser/service-kit';
 
-/** An authentication failure: its body is `{detail}`, not the error envelope. */
-export class AuthError extends Error {
-  constructor(
-    readonly status: number,
-    readonly detail: string,
-  ) {
-    super(detail);
-  }
-}
-
+/** The service key of this worker, checked as every service of the product checks it. */
 export class Authenticator {
   constructor(private readonly serviceKey: string | null) {}
 
-  check(req: Request): void {
-    if (!this.serviceKey) throw new AuthError(500, 'Server not properly configured');
-    const header = req.header('authorization') ?? '';
-    const m = /^Bearer\s+(.+)$/i.exec(header.trim());
-    if (!m || !safeEqual(m[1] as string, this.serviceKey))
-      throw new AuthError(401, 'Invalid API key');
+  /** Throws AuthError (401, or 500 without a key) unless the request carries the key. */
+  check(req: IncomingMessage): void {
+    checkServiceKey(req.headers.authorization, this.serviceKey);
   }
 }

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ApiError, BrowserFailure } from '../errors';
-import type { Logger } from '../log/logger';
-import { AuthError } from './auth';
+import type { Logger } from '@persona-browser/service-kit';
+import { AuthError } from '@persona-browser/service-kit';
 
 interface BodyParserError {
   type?: string;

@@ -3,7 +3,7 @@ import type Joi from 'joi';
 import { SYSTEM_PATHS, navigatorStatusSchema, poolStatusSchema } from '@persona-browser/contracts';
 import type { Navigator } from '../browser/navigator';
 import { ApiError } from '../errors';
-import type { Logger } from '../log/logger';
+import type { Logger } from '@persona-browser/service-kit';
 import { poolStatus } from '../routes/pool-view';
 import { ResponseCheck } from './response-check';
 

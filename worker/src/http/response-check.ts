@@ -1,6 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import type Joi from 'joi';
-import type { Logger } from '../log/logger';
+import type { Logger } from '@persona-browser/service-kit';
 import { authError, errorEnvelope } from './schemas';
 
 /**

@@ -4,6 +4,7 @@ import type { Call } from '../browser/call';
 import type { ManagedPage, RunOptions } from '../browser/managed-page';
 import type { Navigator } from '../browser/navigator';
 import { isBrowserLevel } from '../browser/failures';
+import { answerWrongMethod, checkFields } from '@persona-browser/service-kit';
 import { ApiError, BadRequest, BrowserFailure, errorMessage } from '../errors';
 import type { Authenticator } from './auth';
 import { ResponseCheck } from './response-check';
@@ -58,6 +59,11 @@ export interface RouteDef<B = Body, Q = Body> {
   page?: 'leased' | 'exists';
   /** Run the handler holding the page (see Hold); without it the handler does not lock. */
   hold?: Hold;
+  /**
+   * Unknown body fields are refused (400 naming the field) unless the contract says this
+   * route ignores them (`scroll-page`: `amount`, `direction` fall back to the default).
+   */
+  unknownFields?: 'ignore';
   /** The handler writes the response itself (raw bytes, or a reply before shutting down). */
   raw?: boolean;
   /** The content type a raw route answers with, for the OpenAPI document. */
@@ -72,23 +78,16 @@ export type AnyRoute = RouteDef<never, never>;
 export const route = <B = Body, Q = Body>(def: RouteDef<B, Q>): AnyRoute =>
   def as unknown as AnyRoute;
 
+/** A query or body as its schema converts it, or SPEC's 400 naming the first problem. */
 function validate<T>(
   schema: Joi.ObjectSchema<T> | undefined,
   value: unknown,
   pageId: string | null,
+  unknown?: 'ignore',
 ): T {
-  if (!schema) return {} as T;
-  const result = schema.validate(value ?? {}, {
-    convert: true,
-    allowUnknown: true,
-    stripUnknown: true,
-    abortEarly: true,
-  });
-  if (result.error) {
-    const { details, message } = result.error;
-    throw new BadRequest(details[0]?.message.replace(/"/g, "'") ?? message, pageId);
-  }
-  return result.value;
+  const checked = checkFields(schema, value ?? {}, unknown);
+  if (!checked.ok) throw new BadRequest(checked.message, pageId);
+  return checked.value;
 }
 
 function leaseHeader(req: Request): string | undefined {
@@ -172,9 +171,10 @@ export function mount(router: Router, routes: AnyRoute[], deps: MountDeps): void
         const raw: unknown = req.body;
         if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw)))
           throw new BadRequest('Request body must be a JSON object', pageId);
-        const query = def.merge ? {} : validate(def.query, req.query, pageId);
+        // A query is read only where the route declares one (a cache-buster elsewhere is fine).
+        const query = def.merge || !def.query ? {} : validate(def.query, req.query, pageId);
         const input = def.merge ? def.merge(req.query, (raw ?? {}) as Body) : raw;
-        const body = validate(def.body, input, pageId);
+        const body = validate(def.body, input, pageId, def.unknownFields);
         const leaseToken = leaseHeader(req);
         const at = address(def, navigator, pageId, leaseToken);
         const ctx: RouteContext<Body, Body> = {
@@ -207,5 +207,23 @@ export function mount(router: Router, routes: AnyRoute[], deps: MountDeps): void
         res.json({ success: true, page_id: pageId, ...(result ?? {}) });
       });
     }
+  }
+  guardMethods(router, routes);
+}
+
+/**
+ * After every route of the table: a known path called with a method it does not serve
+ * answers 405 with `Allow` (a wrong method is not an unknown route).
+ */
+function guardMethods(router: Router, routes: RouteDef[]): void {
+  const byPath = new Map<string, Method[]>();
+  for (const def of routes) {
+    const methods = byPath.get(def.path) ?? [];
+    byPath.set(def.path, methods.concat(def.method));
+  }
+  for (const [path, methods] of byPath) {
+    router.all(path, (req: Request, res: Response) =>
+      answerWrongMethod(req, res, req.originalUrl.split('?')[0] ?? path, methods),
+    );
   }
 }

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../log/logger';
+import type { Logger } from '@persona-browser/service-kit';
 
 export interface RelayOptions {
   /** `http://host:port` of the upstream proxy (the identity's gateway). */

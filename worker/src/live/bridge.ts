@@ -3,7 +3,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { RawData, WebSocket } from 'ws';
-import type { Logger } from '../log/logger';
+import type { Logger } from '@persona-browser/service-kit';
 import { RfbClientFilter, RfbProtocolError } from './rfb-filter';
 
 export const WEBSOCKET_PATH = '/vnc/websockify';

@@ -1,6 +1,6 @@
 import type { Navigator } from '../browser/navigator';
 import { Locked } from '../errors';
-import type { Logger } from '../log/logger';
+import type { Logger } from '@persona-browser/service-kit';
 
 export interface ControlOptions {
   navigator: Navigator;

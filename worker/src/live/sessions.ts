@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { randomHex, safeEqual } from '../util';
+import { safeEqual } from '@persona-browser/service-kit';
+import { randomHex } from '../util';
 
 /** Cookies of the live view start with this; the rest of the name is the port the client used. */
 export const COOKIE_PREFIX = 'pb_vnc';

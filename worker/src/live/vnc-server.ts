@@ -1,7 +1,7 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { startVnc } from '@persona-browser/xvfb';
-import type { Logger } from '../log/logger';
+import type { Logger } from '@persona-browser/service-kit';
 import type { VncTarget } from './index';
 
 export interface VncProcess {

@@ -124,7 +124,7 @@ export function parameterSchema(p: ParameterSpec): Joi.Schema {
   return s;
 }
 
-/** The request model of a plugin: its declared parameters; unknown fields are ignored. */
+/** The request model of a plugin: its declared parameters (the route refuses any other field). */
 export function parametersSchema(params: ParameterSpec[]): Joi.ObjectSchema {
   const keys: Record<string, Joi.Schema> = {};
   for (const p of params) keys[p.name] = parameterSchema(p);

@@ -39,7 +39,7 @@ const positionBody = Joi.object<PointBody, true>({
  * the route, the gesture itself from Gestures, and the page URL after it.
  */
 function primitive<B>(
-  def: Pick<RouteDef<B>, 'name' | 'summary' | 'body' | 'description'> & {
+  def: Pick<RouteDef<B>, 'name' | 'summary' | 'body' | 'description' | 'unknownFields'> & {
     fields: Record<string, Joi.Schema>;
     /** Reading calls neither bring the page forward nor pause for slowmo. */
     reads?: boolean;
@@ -59,6 +59,7 @@ function primitive<B>(
     page: 'leased',
     hold: { gesture: !def.reads, navigation: def.navigates },
     body: def.body,
+    unknownFields: def.unknownFields,
     response: envelope({ url: str.required(), ...def.fields }),
     handler: async (ctx) => {
       const out = await def.run(new Gestures(ctx.page, ctx.call), ctx);
@@ -134,7 +135,10 @@ export function primitiveRoutes(): AnyRoute[] {
       summary: 'Wheel-scroll by about `distance` px (negative scrolls up) where the pointer is',
       description:
         'A scroll whose wheel plan could not finish within the call deadline (96 s by default) ' +
-        'is refused with 400 before the wheel turns.',
+        'is refused with 400 before the wheel turns. Fields other than `distance` (`amount`, ' +
+        '`direction`) are ignored and the default distance is used.',
+      // The contract keeps scroll-page lenient: a client sending `amount` gets the default.
+      unknownFields: 'ignore',
       body: Joi.object<{ distance: number }, true>({
         distance: num
           .min(-100_000)

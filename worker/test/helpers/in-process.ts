@@ -5,7 +5,7 @@ import { startXvfb } from '@persona-browser/xvfb';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
 import { findBrowserBinary } from '../../src/browser/launch';
 import { Navigator } from '../../src/browser/navigator';
-import type { Logger } from '../../src/log/logger';
+import type { Logger } from '@persona-browser/service-kit';
 
 export interface InProcessBrowser {
   navigator: Navigator;

@@ -31,18 +31,27 @@ export function redact(value: unknown, secrets: readonly string[], depth = 0): u
   return out;
 }
 
-/** JSON lines on stdout; known secrets (and those learned later) never reach them. */
-export function createLogger(
-  secrets: SecretValues | Array<string | null>,
-  level = process.env.LOG_LEVEL ?? 'info',
-): Logger {
+export interface LoggerOptions {
+  /** Values no line may show: the service key and the like, and those learned later. */
+  secrets: SecretValues | Array<string | null | undefined>;
+  /** Added to every line (`service: "supervisor"`) where several programs share one output. */
+  service?: string;
+  level?: string;
+}
+
+/**
+ * JSON lines on stdout, the one format of every program of the product; known secrets, and
+ * the values of secret-looking fields and URL parameters, never reach them.
+ */
+export function createLogger(options: LoggerOptions): Logger {
+  const { secrets, service, level = process.env.LOG_LEVEL ?? 'info' } = options;
   const known = secrets instanceof SecretValues ? secrets : new SecretValues(secrets);
-  const scrub = winston.format((info) => {
-    const cleaned = redact({ ...info }, known.list()) as winston.Logform.TransformableInfo;
-    return Object.assign(info, cleaned);
-  });
+  const scrub = winston.format((info) =>
+    Object.assign(info, redact({ ...info }, known.list()) as object),
+  );
   return winston.createLogger({
     level,
+    ...(service ? { defaultMeta: { service } } : {}),
     format: winston.format.combine(scrub(), winston.format.timestamp(), winston.format.json()),
     transports: [new winston.transports.Console()],
   });
