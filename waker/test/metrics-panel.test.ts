@@ -1,15 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import type http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import express from 'express';
 import type { Browser, Page } from 'puppeteer-core';
 import type { PersonaInfo } from '@persona-browser/contracts';
 import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
 import { MetricsSampler, requestsPerHour } from '../src/metrics';
+import type { PanelServer } from './helpers/panel-server';
+import { persona, servePanel } from './helpers/panel-server';
 
 /**
  * The fleet panel in a real (headless) Chromium against a stand-in of the waker's API: the
@@ -19,36 +18,17 @@ import { MetricsSampler, requestsPerHour } from '../src/metrics';
  * the merge. This proves the page: rows, links, buttons calling the right routes with the
  * bearer, plots drawn, and clear errors for a wrong key or a waker that is gone.
  */
-const PANEL_DIR = path.resolve(__dirname, '..', 'panel');
-const UPLOT_DIR = path.dirname(require.resolve('uplot/dist/uPlot.iife.min.js'));
-const UI_DIR = path.dirname(require.resolve('@persona-browser/ui/package.json'));
 const KEY = 'fleet key/with#odd&chars';
 const ALICE_COLOR = [0x24, 0x58, 0xd3];
 
-let server: http.Server;
+let stand: PanelServer;
 let base: string;
 let browser: Browser;
 let client: { browser: Browser; close(): Promise<void> };
 let personasDir: string;
 let sampler: MetricsSampler;
 let busyTree: ChildProcess;
-const calls: Array<{ method: string; path: string; auth: string | undefined }> = [];
-
-function persona(name: string, port: number, over: Partial<PersonaInfo>): PersonaInfo {
-  return {
-    name,
-    port,
-    mode: 'always-on',
-    state: 'running',
-    since: new Date(Date.now() - 300_000).toISOString(),
-    commit: null,
-    idle_seconds: 12,
-    last_request: new Date(Date.now() - 12_000).toISOString(),
-    error: null,
-    proxy: null,
-    ...over,
-  };
-}
+let calls: PanelServer['calls'];
 
 /** The persona list as the waker would answer it now. */
 const personas = (): PersonaInfo[] => [
@@ -101,44 +81,27 @@ beforeAll(async () => {
   });
   sampler.start();
 
-  const app = express();
-  app.use((req, _res, next) => {
-    if (req.path.startsWith('/api/')) {
-      calls.push({ method: req.method, path: req.originalUrl, auth: req.headers.authorization });
-    }
-    next();
-  });
-  app.use('/api', (req, res, next) => {
-    if (req.headers.authorization !== `Bearer ${KEY}`) {
-      res.status(401).json({ detail: 'Invalid API key' });
-      return;
-    }
-    next();
-  });
-  app.get('/api/personas', (_req, res) => {
-    res.json({ personas: personas() });
-  });
-  app.get('/api/metrics', (_req, res) => {
-    res.json(sampler.body());
-  });
-  app.get('/api/personas/:name/requests', async (req, res) => {
-    const hours = Number(req.query.hours);
-    res.json({
-      name: req.params.name,
-      hours,
-      requests: await requestsPerHour(path.join(personasDir, req.params.name), hours),
+  stand = await servePanel(KEY, (api) => {
+    api.get('/personas', (_req, res) => {
+      res.json({ personas: personas() });
+    });
+    api.get('/metrics', (_req, res) => {
+      res.json(sampler.body());
+    });
+    api.get('/personas/:name/requests', async (req, res) => {
+      const hours = Number(req.query.hours);
+      res.json({
+        name: req.params.name,
+        hours,
+        requests: await requestsPerHour(path.join(personasDir, req.params.name), hours),
+      });
+    });
+    api.post('/personas/:name/:action', (req, res) => {
+      res.json({ message: `${req.params.action} accepted for ${req.params.name}` });
     });
   });
-  app.post('/api/personas/:name/:action', (req, res) => {
-    res.json({ message: `${req.params.action} accepted for ${req.params.name}` });
-  });
-  app.use('/vendor/uplot', express.static(UPLOT_DIR));
-  app.use('/ui', express.static(UI_DIR));
-  app.use('/', express.static(PANEL_DIR, { index: 'index.html' }));
-  server = await new Promise<http.Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = stand.base;
+  calls = stand.calls;
 
   client = await launchClientBrowser();
   browser = client.browser;
@@ -148,8 +111,7 @@ afterAll(async () => {
   await client?.close();
   sampler?.stop();
   busyTree?.kill('SIGKILL');
-  server?.closeAllConnections();
-  await new Promise((r) => server?.close(r));
+  await stand?.close();
   fs.rmSync(personasDir, { recursive: true, force: true });
 });
 
@@ -332,8 +294,7 @@ test('the waker gone: a clear message that it cannot be reached', async () => {
   const page = await openPanel();
   await enterKey(page, KEY);
   await page.waitForSelector('tr[data-persona="alice"]');
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await stand.close();
   await page.waitForSelector('#conn-banner:not([hidden])', { timeout: 15_000 });
   const banner = await page.$eval('#conn-banner', (e) => e.textContent);
   expect(banner).toMatch(/cannot be reached/);

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'puppeteer-core';
 import type { ClientBrowser } from './helpers/client-browser';
 import { launchClientBrowser } from './helpers/client-browser';
 import type { Box } from './helpers/on-screen';
-import { boxes, clipped, shareRow, sidewaysOverflow } from './helpers/on-screen';
+import { boxes, clipped, shareRow, sidewaysOverflow, spillingOut } from './helpers/on-screen';
 import type { RunningWorker } from './helpers/worker';
 import { KEY, startWorker } from './helpers/worker';
 
@@ -81,6 +81,7 @@ test.each(WIDTHS)('Pages table at %i px: no heading and no page id is cut', asyn
   expect(await clipped(page, '#pool-table th')).toEqual([]);
   expect(await clipped(page, '#pool-body td.id-cell')).toEqual([]);
   expect(await sidewaysOverflow(page)).toBe(0);
+  expect(await spillingOut(page, 'main .card', '.table-wrap')).toEqual([]);
 });
 
 test.each(WIDTHS.filter((px) => px >= 768))(

@@ -77,3 +77,31 @@ export function sidewaysOverflow(frame: Page | Frame): Promise<number> {
 
 /** Two boxes share a row when they overlap vertically. */
 export const shareRow = (a: Box, b: Box): boolean => a.y < b.bottom && b.y < a.bottom;
+
+/**
+ * Elements that stick out of the right edge of the box they are drawn in (each element matching
+ * `boxSelector`), leaving out what is inside a box that scrolls sideways (`scrollers`): a
+ * `tag#id.class` line for each.
+ */
+export function spillingOut(
+  frame: Page | Frame,
+  boxSelector: string,
+  scrollers: string,
+): Promise<string[]> {
+  return frame.evaluate(
+    (sel: string, scroll: string) => {
+      const out: string[] = [];
+      for (const box of Array.from(document.querySelectorAll(sel))) {
+        const edge = box.getBoundingClientRect().right;
+        for (const e of Array.from(box.querySelectorAll('*'))) {
+          const r = e.getBoundingClientRect();
+          if (r.width === 0 || r.right <= edge + 0.5 || e.closest(scroll)) continue;
+          out.push(`${e.tagName.toLowerCase()}#${e.id}.${e.getAttribute('class') ?? ''}`);
+        }
+      }
+      return out;
+    },
+    boxSelector,
+    scrollers,
+  );
+}

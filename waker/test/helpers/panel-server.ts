@@ -1,0 +1,81 @@
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import express from 'express';
+import type { PersonaInfo } from '@persona-browser/contracts';
+
+/**
+ * The fleet panel's files served as the waker serves them (the panel at `/`, the shared files
+ * at `/ui/`, uPlot at `/vendor/uplot/`), in front of API routes a test writes: the page in a
+ * real browser, the answers chosen by the test.
+ */
+
+const PANEL_DIR = path.resolve(__dirname, '..', '..', 'panel');
+const UPLOT_DIR = path.dirname(require.resolve('uplot/dist/uPlot.iife.min.js'));
+const UI_DIR = path.dirname(require.resolve('@persona-browser/ui/package.json'));
+
+export interface ApiCall {
+  method: string;
+  path: string;
+  auth: string | undefined;
+}
+
+export interface PanelServer {
+  base: string;
+  /** Every call under /api, in order. */
+  calls: ApiCall[];
+  server: http.Server;
+  close(): Promise<void>;
+}
+
+/** Serves the panel; `/api` needs `Bearer <key>` (else SPEC's 401), then `routes` answer. */
+export async function servePanel(
+  key: string,
+  routes: (api: express.Router) => void,
+): Promise<PanelServer> {
+  const calls: ApiCall[] = [];
+  const app = express();
+  const api = express.Router();
+  api.use((req, res, next) => {
+    calls.push({ method: req.method, path: req.originalUrl, auth: req.headers.authorization });
+    if (req.headers.authorization !== `Bearer ${key}`) {
+      res.status(401).json({ detail: 'Invalid API key' });
+      return;
+    }
+    next();
+  });
+  routes(api);
+  app.use('/api', api);
+  app.use('/vendor/uplot', express.static(UPLOT_DIR));
+  app.use('/ui', express.static(UI_DIR));
+  app.use('/', express.static(PANEL_DIR, { index: 'index.html' }));
+  const server = await new Promise<http.Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    server,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** A persona as the waker lists it: running for five minutes, last asked 12 s ago. */
+export function persona(name: string, port: number, over: Partial<PersonaInfo>): PersonaInfo {
+  return {
+    name,
+    port,
+    mode: 'always-on',
+    state: 'running',
+    since: new Date(Date.now() - 300_000).toISOString(),
+    commit: null,
+    idle_seconds: 12,
+    last_request: new Date(Date.now() - 12_000).toISOString(),
+    error: null,
+    proxy: null,
+    ...over,
+  };
+}
