@@ -1,78 +1,133 @@
 /**
- * The scroll planner against SPEC's Primitive rules 3–4: inflation 1.1–1.2, notches of
- * 80–120 px, back-scroll 0.1–0.2 of the inflated distance, net within ±10 % — for every seed.
+ * The scroll planner against SPEC's Primitive rules 3–4 in whole wheel notches: every notch is
+ * 80–120 whole px, a burst ends within one notch of where it aims, and inflation 1.1–1.2,
+ * back-scroll 0.1–0.2 and net within ±10 % hold wherever whole notches allow them — for every
+ * seed.
  */
 import { seededRng } from '../src/human/random';
 import { planScroll } from '../src/human/scroll-plan';
 import type { ScrollPlan, WheelNotch } from '../src/human/types';
+import { notchSizes, wholeNotchTotal } from '../src/human/wheel-notches';
 import { mean, sd } from './helpers/stats';
 
 const sum = (notches: readonly WheelNotch[]): number => notches.reduce((a, n) => a + n.deltaY, 0);
 const fmt = (x: number): string => x.toFixed(3);
-/** Floating-point slack for bounds that hold exactly in real arithmetic. */
-const EPS = 1e-9;
 
-const DISTANCES = [1, 7, 50, 80, 119, 121, 150, 300, 500, 1000, 1234.5, 3000, 20000];
+/** Short requests (no back-scroll fits), the edge where it starts to fit, and ordinary ones. */
+const SHORT = [1, 7, 50, 72, 73, 80, 119, 121, 133, 134, 140, 145, 146, 150, 200, 300, 333];
+const ORDINARY = [334, 350, 400, 500, 777, 1000, 1234.5, 3000, 20000, 100000];
+/** Seeds per distance and direction; fewer for the longest, whose plans have a thousand notches. */
+const seedsFor = (distance: number): number => (distance > 5000 ? 150 : 1500);
 
-/** Every rule a single plan must satisfy, as a list of broken ones (empty when fine). */
-function violations(distance: number, plan: ScrollPlan): string[] {
+/** What every plan must satisfy, whatever its distance, as a list of broken rules. */
+function notchViolations(distance: number, plan: ScrollPlan): string[] {
   const bad: string[] = [];
   const sign = Math.sign(distance);
-  const gross = Math.abs(plan.inflated);
-  const factor = plan.inflated / distance;
-  if (!(factor >= 1.1 - EPS && factor <= 1.2 + EPS)) bad.push(`inflation ${factor}`);
-  if (Math.abs(sum(plan.main) - plan.inflated) > 1) bad.push('main does not add up to inflated');
-  plan.main.forEach((n, i) => {
-    const size = Math.abs(n.deltaY);
-    if (Math.sign(n.deltaY) !== sign) bad.push('main notch in the wrong direction');
-    const isLast = i === plan.main.length - 1;
-    if (!isLast && !(size >= 80 && size <= 120 && Number.isInteger(size)))
-      bad.push(`notch ${size}`);
-    if (isLast && !(size > 0 && size <= 120)) bad.push(`last notch ${size}`);
-  });
-  for (const n of plan.back) {
-    if (Math.sign(n.deltaY) !== -sign) bad.push('back notch in the wrong direction');
-    if (Math.abs(n.deltaY) > 120) bad.push(`back notch ${n.deltaY}`);
+  for (const [part, notches, dir] of [
+    ['main', plan.main, sign],
+    ['back', plan.back, -sign],
+  ] as const) {
+    for (const n of notches) {
+      const size = Math.abs(n.deltaY);
+      if (Math.sign(n.deltaY) !== dir) bad.push(`${part} notch in the wrong direction`);
+      if (!(Number.isInteger(size) && size >= 80 && size <= 120)) bad.push(`${part} notch ${size}`);
+    }
   }
-  const backFraction = Math.abs(sum(plan.back)) / gross;
-  if (!(backFraction >= 0.1 - EPS && backFraction <= 0.2 + EPS)) bad.push(`back ${backFraction}`);
-  const net = (sum(plan.main) + sum(plan.back)) / distance;
-  if (!(net >= 0.9 - EPS && net <= 1.1 + EPS)) bad.push(`net ${net}`);
-  if (!(plan.pauseMs >= 200 && plan.pauseMs <= 600)) bad.push(`pause ${plan.pauseMs}`);
+  if (plan.main.length === 0) bad.push('no main notch');
+  if (sum(plan.main) !== plan.gross)
+    bad.push(`main adds up to ${sum(plan.main)}, not ${plan.gross}`);
   for (const n of [...plan.main, ...plan.back]) {
     if (!(n.delayMs >= 20 && n.delayMs <= 400)) bad.push(`delay ${n.delayMs}`);
   }
   return bad;
 }
 
-describe('scroll plans', () => {
-  test('every seed and distance keeps SPEC’s bounds', () => {
-    for (const distance of DISTANCES) {
-      for (let seed = 0; seed < 1500; seed++) {
-        for (const d of [distance, -distance]) {
-          const bad = violations(d, planScroll(d, seededRng(seed)));
-          if (bad.length > 0) throw new Error(`distance ${d}, seed ${seed}: ${bad.join('; ')}`);
-        }
+/** SPEC's shape in full: what an ordinary request (334 px and more) must satisfy. */
+function shapeViolations(distance: number, plan: ScrollPlan): string[] {
+  const bad: string[] = [];
+  const factor = plan.gross / distance;
+  if (!(factor >= 1.1 && factor <= 1.2)) bad.push(`inflation ${factor}`);
+  const back = Math.abs(sum(plan.back)) / Math.abs(plan.gross);
+  if (!(back >= 0.1 && back <= 0.2)) bad.push(`back ${back}`);
+  const net = (sum(plan.main) + sum(plan.back)) / distance;
+  if (!(net >= 0.9 && net <= 1.1)) bad.push(`net ${net}`);
+  if (!(plan.pauseMs >= 200 && plan.pauseMs <= 600)) bad.push(`pause ${plan.pauseMs}`);
+  return bad;
+}
+
+/**
+ * A short request: one burst, no back-scroll, ending within one notch of the request, within
+ * ±10 % of it wherever a whole-notch total lies there.
+ */
+function shortViolations(distance: number, plan: ScrollPlan): string[] {
+  const bad: string[] = [];
+  const request = Math.abs(distance);
+  const gross = Math.abs(plan.gross);
+  if (plan.back.length !== 0 || plan.pauseMs !== 0) bad.push('a back-scroll');
+  const notch = Math.max(...plan.main.map((n) => Math.abs(n.deltaY)));
+  if (!(Math.abs(gross - request) < notch)) bad.push(`gross ${gross} over a notch off`);
+  const reachable = request >= 80 / 1.1 && !(request > 120 / 0.9 && request < 160 / 1.1);
+  if (reachable && !(gross >= 0.9 * request - 1e-9 && gross <= 1.1 * request + 1e-9)) {
+    bad.push(`net ${gross / request}`);
+  }
+  return bad;
+}
+
+function check(distances: number[], rules: (d: number, p: ScrollPlan) => string[]): void {
+  for (const distance of distances) {
+    for (let seed = 0; seed < seedsFor(distance); seed++) {
+      for (const d of [distance, -distance]) {
+        const plan = planScroll(d, seededRng(seed));
+        const bad = [...notchViolations(d, plan), ...rules(d, plan)];
+        if (bad.length > 0) throw new Error(`distance ${d}, seed ${seed}: ${bad.join('; ')}`);
       }
     }
+  }
+}
+
+describe('scroll plans', () => {
+  test('ordinary requests: whole notches of 80–120 px in SPEC’s shape, for every seed', () => {
+    check(ORDINARY, shapeViolations);
   });
 
-  test('the distributions fill their ranges (request of 500 px)', () => {
-    const plans = Array.from({ length: 5000 }, (_, seed) => planScroll(500, seededRng(seed)));
-    const factors = plans.map((p) => p.inflated / 500);
-    const backs = plans.map((p) => Math.abs(sum(p.back)) / p.inflated);
+  test('short requests: whole notches ending within one notch of the request, no back-scroll', () => {
+    check(SHORT, shortViolations);
+  });
+
+  test('a wheel cannot turn a part of a notch: the totals in between go to the nearest whole one', () => {
+    for (const total of [80, 95, 120, 160, 161, 240, 241, 575, 12345]) {
+      for (let seed = 0; seed < 300; seed++) {
+        const sizes = notchSizes(total, seededRng(seed));
+        expect(sizes.reduce((a, b) => a + b, 0)).toBe(total);
+        expect(sizes.every((s) => Number.isInteger(s) && s >= 80 && s <= 120)).toBe(true);
+      }
+    }
+    for (const total of [1, 41, 79, 121, 159, 100.5]) {
+      expect(() => notchSizes(total, seededRng(1))).toThrow(RangeError);
+    }
+    expect(wholeNotchTotal(41, 37, 45)).toBe(80);
+    expect(wholeNotchTotal(139, 0, 1000)).toBe(120);
+    expect(wholeNotchTotal(141, 0, 1000)).toBe(160);
+    // Within the bounds when a whole-notch total lies there, even if another is nearer.
+    expect(wholeNotchTotal(141, 117, 143)).toBe(120);
+    expect(wholeNotchTotal(575.4, 500, 700)).toBe(575);
+  });
+
+  test('the distributions fill their ranges (request of 1000 px)', () => {
+    const plans = Array.from({ length: 5000 }, (_, seed) => planScroll(1000, seededRng(seed)));
+    const factors = plans.map((p) => p.gross / 1000);
+    const backs = plans.map((p) => Math.abs(sum(p.back)) / p.gross);
     const nets = plans.map((p) => sum(p.main) + sum(p.back));
-    const notches = plans.flatMap((p) => p.main.slice(0, -1).map((n) => n.deltaY));
+    const notches = plans.flatMap((p) => [...p.main, ...p.back].map((n) => Math.abs(n.deltaY)));
     console.log(
-      `scroll 500: inflated ${fmt(mean(factors) * 500)} (factor ${fmt(mean(factors))} ± ` +
-        `${fmt(sd(factors))}), back ${fmt(mean(backs))} ± ${fmt(sd(backs))} of inflated, ` +
+      `scroll 1000: gross ${fmt(mean(factors) * 1000)} (factor ${fmt(mean(factors))} ± ` +
+        `${fmt(sd(factors))}), back ${fmt(mean(backs))} ± ${fmt(sd(backs))} of gross, ` +
         `net ${fmt(mean(nets))} ± ${fmt(sd(nets))} px, notch ${fmt(mean(notches))} ± ` +
         `${fmt(sd(notches))} px`,
     );
-    // SPEC's example: a request of 500 reports about 570 and moves about 500.
-    expect(mean(factors) * 500).toBeGreaterThan(560);
-    expect(mean(factors) * 500).toBeLessThan(590);
-    expect(Math.abs(mean(nets) - 500)).toBeLessThan(10);
+    expect(mean(factors)).toBeGreaterThan(1.13);
+    expect(mean(factors)).toBeLessThan(1.17);
+    expect(Math.abs(mean(nets) - 1000)).toBeLessThan(20);
     // Spread over the range, not one fixed value.
     expect(Math.min(...factors)).toBeLessThan(1.11);
     expect(Math.max(...factors)).toBeGreaterThan(1.19);
@@ -80,6 +135,17 @@ describe('scroll plans', () => {
     expect(Math.max(...backs)).toBeGreaterThan(0.19);
     expect(Math.min(...notches)).toBe(80);
     expect(Math.max(...notches)).toBe(120);
+    expect(Math.abs(mean(notches) - 100)).toBeLessThan(5);
+  });
+
+  test('SPEC’s example: a request of 500 reports about 570 and moves about 500', () => {
+    const plans = Array.from({ length: 5000 }, (_, seed) => planScroll(500, seededRng(seed)));
+    const gross = mean(plans.map((p) => p.gross));
+    const net = mean(plans.map((p) => sum(p.main) + sum(p.back)));
+    console.log(`scroll 500: gross ${fmt(gross)} px, net ${fmt(net)} px`);
+    expect(gross).toBeGreaterThan(560);
+    expect(gross).toBeLessThan(590);
+    expect(Math.abs(net - 500)).toBeLessThan(25);
   });
 
   test('pacing is bursty: quick flicks with occasional longer gaps', () => {
@@ -100,21 +166,23 @@ describe('scroll plans', () => {
 
   test('negative distances mirror positive ones', () => {
     for (let seed = 0; seed < 200; seed++) {
-      const down = planScroll(777, seededRng(seed));
-      const up = planScroll(-777, seededRng(seed));
-      const flip = (ns: WheelNotch[]): WheelNotch[] =>
-        ns.map((n) => ({ deltaY: -n.deltaY, delayMs: n.delayMs }));
-      expect(up).toEqual({
-        inflated: -down.inflated,
-        main: flip(down.main),
-        pauseMs: down.pauseMs,
-        back: flip(down.back),
-      });
+      for (const d of [777, 150]) {
+        const down = planScroll(d, seededRng(seed));
+        const up = planScroll(-d, seededRng(seed));
+        const flip = (ns: WheelNotch[]): WheelNotch[] =>
+          ns.map((n) => ({ deltaY: -n.deltaY, delayMs: n.delayMs }));
+        expect(up).toEqual({
+          gross: -down.gross,
+          main: flip(down.main),
+          pauseMs: down.pauseMs,
+          back: flip(down.back),
+        });
+      }
     }
   });
 
   test('zero is an empty plan; nonsense is refused; a seed reproduces the plan', () => {
-    expect(planScroll(0, seededRng(1))).toEqual({ inflated: 0, main: [], pauseMs: 0, back: [] });
+    expect(planScroll(0, seededRng(1))).toEqual({ gross: 0, main: [], pauseMs: 0, back: [] });
     expect(() => planScroll(NaN, seededRng(1))).toThrow(RangeError);
     expect(() => planScroll(Infinity, seededRng(1))).toThrow(RangeError);
     expect(planScroll(1000, seededRng(9))).toEqual(planScroll(1000, seededRng(9)));

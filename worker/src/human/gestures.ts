@@ -111,6 +111,8 @@ export class Gestures implements PageGestures {
   ): Promise<{ scrolled_distance: number }> {
     return this.gesture(async () => {
       const gross = await this.x.wheel(plan.main);
+      // A short scroll has no back-scroll: nothing to recover, the hand stays where it is.
+      if (plan.back.length === 0) return { scrolled_distance: Math.round(gross) };
       await this.call.sleep(plan.pauseMs);
       const rng = this.x.rng;
       const rest = { x: uniform(rng, REST_MIN, REST_MAX), y: uniform(rng, REST_MIN, REST_MAX) };

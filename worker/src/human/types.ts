@@ -43,12 +43,15 @@ export interface WheelNotch {
 }
 
 export interface ScrollPlan {
-  /** The request times a random factor in [1.1, 1.2]: the gross distance of the main burst. */
-  inflated: number;
+  /**
+   * The main burst's total, signed, whole px: the request times 1.1–1.2 as far as whole
+   * notches allow (scroll-plan.ts says when they do not).
+   */
+  gross: number;
   main: WheelNotch[];
-  /** Pause between the main burst and the back-scroll. */
+  /** Pause between the main burst and the back-scroll (0 when there is none). */
   pauseMs: number;
-  /** Opposite direction, 0.1–0.2 of `inflated` in total. */
+  /** Opposite direction, 0.1–0.2 of `gross` in total; empty for a short scroll. */
   back: WheelNotch[];
 }
 
