@@ -84,32 +84,35 @@ export class InputExecutor {
     this.buttonDown = false;
   }
 
-  /** Wheel notches at their planned pauses, sent without waiting on frames (see `play`). */
+  /**
+   * Wheel notches at their planned pauses, each sent only once the page has taken the one
+   * before. Unlike moves, wheel events must not queue up: Chromium merges wheel events that
+   * wait for the page's main thread into one, so two notches sent while the page was busy
+   * (its first wheel ever takes about half a second) reach it as a single 200 px "notch"
+   * (npm run bench:human). The browser acknowledges a wheel event once the page has handled
+   * it, so waiting for that keeps every notch a notch of its own. A notch's pause counts from
+   * when the one before was sent; a slow page only stretches the pauses it overruns.
+   * Returns the total sent.
+   */
   async wheel(notches: WheelNotch[]): Promise<number> {
     let total = 0;
-    const sent: Array<Promise<unknown>> = [];
-    try {
-      for (const notch of notches) {
-        await this.call.sleep(notch.delayMs);
-        const { x, y } = this.mp.pointer;
-        sent.push(
-          this.mp.session.send('Input.dispatchMouseEvent', {
-            type: 'mouseWheel',
-            x,
-            y,
-            deltaX: 0,
-            deltaY: notch.deltaY,
-            pointerType: 'mouse',
-          }),
-        );
-        total += notch.deltaY;
-      }
-    } finally {
-      await this.call.race(Promise.all(sent)).catch((err: unknown) => {
-        if (!this.call.signal.aborted) throw err;
-      });
+    let lastSent = performance.now();
+    for (const notch of notches) {
+      await this.until(lastSent, notch.delayMs);
+      const { x, y } = this.mp.pointer;
+      lastSent = performance.now();
+      await this.mp.cdp(this.call, (s) =>
+        s.send('Input.dispatchMouseEvent', {
+          type: 'mouseWheel',
+          x,
+          y,
+          deltaX: 0,
+          deltaY: notch.deltaY,
+          pointerType: 'mouse',
+        }),
+      );
+      total += notch.deltaY;
     }
-    this.call.throwIfAborted();
     return total;
   }
 
