@@ -103,6 +103,17 @@ function scrollCalls(log: readonly Recorded[]): ScrollCall[] {
   return calls;
 }
 
+/** A wheel notch as design.md has it: 80–120 px. */
+const inBand = (n: number): boolean => n >= 80 && n <= 120;
+
+/** Which wheel events the page saw were not one notch: partial notches, merged notches. */
+function notchesOutside(notches: readonly number[]): string {
+  const out = notches.filter((n) => !inBand(n));
+  if (out.length === 0) return `all ${notches.length} inside`;
+  const list = out.map((n) => n.toFixed(1)).join(', ');
+  return `${notches.length - out.length} of ${notches.length} inside; outside: ${list}`;
+}
+
 export function scrollFigures(log: readonly Recorded[]): Figures {
   const calls = scrollCalls(log);
   const notches = calls.flatMap((c) => [...c.main, ...c.back]);
@@ -118,7 +129,7 @@ export function scrollFigures(log: readonly Recorded[]): Figures {
         ? `${notches.length} wheel events in ${calls.length} calls, ${Math.min(...notches).toFixed(0)}–${Math.max(...notches).toFixed(0)} px`
         : `no wheel events in ${calls.length} calls`,
     ),
-    notch_share: fig(share(notches, (n) => n >= 80 && n <= 120) * 100),
+    notch_share: fig(share(notches, inBand) * 100, notchesOutside(notches)),
     scroll_inflation: fig(
       median(inflation),
       `per call: ${inflation.map((v) => v.toFixed(2)).join(' ')}`,

@@ -75,7 +75,10 @@ export const ROWS: RowDef[] = [
     met: (v) => v === 1,
   }),
   scroll('notch_px', 'wheel notch size, median', ' px', 0, between(80, 120, ' px')),
-  scroll('notch_share', '  notches within 80–120 px', ' %', 0),
+  scroll('notch_share', '  notches within 80–120 px', ' %', 0, {
+    text: '100 % (whole notches)',
+    met: (v) => v === 100,
+  }),
   scroll('scroll_inflation', 'gross (main burst) / requested', '×', 2, between(1.1, 1.2, '×')),
   scroll('scroll_back', 'back-scroll / gross', '×', 2, between(0.1, 0.2, '×')),
   scroll('scroll_net', 'net / requested', '×', 2, between(0.9, 1.1, '×')),

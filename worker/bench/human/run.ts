@@ -9,7 +9,7 @@ import { ghostDriver, TYPE_DELAY_MS } from './ghost';
 import { apiDriver } from './ours';
 import type { RecordServer } from './record-page';
 import { startRecordServer } from './record-page';
-import type { Recording, Script } from './session';
+import type { Phase, Recording, Script } from './session';
 import { recordSession } from './session';
 import type { Column } from './table';
 import { formatNotes, formatTable, summaryValues } from './table';
@@ -20,7 +20,8 @@ import { planTrials } from './trials';
  * `npm run bench:human`: the human-likeness figures of design.md, measured from the events a
  * recording page saw, for our REST primitives beside ghost-cursor driving the same targets in
  * the same browser. Figures are printed, never asserted. HUMAN_MOVES (30) and HUMAN_FITTS_REPS
- * (2) size the mouse part; HUMAN_DUMP=FILE also writes both raw event logs there as JSON.
+ * (2) size the mouse part; HUMAN_PHASES (mouse,typing,scroll) runs only the phases named;
+ * HUMAN_DUMP=FILE also writes both raw event logs there as JSON.
  */
 
 const MOVES_500 = Number(process.env.HUMAN_MOVES ?? 30);
@@ -33,6 +34,22 @@ const TEXT =
   'Later that evening the wind picks up, leaves scatter across the old stone path, ' +
   'and the fox wakes, stretches and trots home before the rain.';
 const SCROLLS = [500, 800, -400, 600];
+const PHASES: readonly Phase[] = ['mouse', 'typing', 'scroll'];
+
+/** HUMAN_PHASES as a list of known phases (all of them when unset). */
+function phasesToRun(): Phase[] {
+  const named = (process.env.HUMAN_PHASES ?? PHASES.join(','))
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  const unknown = named.filter((p) => !PHASES.includes(p as Phase));
+  if (unknown.length || !named.length) {
+    throw new Error(
+      `HUMAN_PHASES: unknown ${unknown.join(', ') || '(empty)'}; use ${PHASES.join(',')}`,
+    );
+  }
+  return named as Phase[];
+}
 
 const round2 = (n: number): number => Math.round(n * 100) / 100;
 const progress = (m: string): void => void process.stderr.write(`  … ${m}\n`);
@@ -56,6 +73,7 @@ function column(title: string, rec: Recording, text: string): Column {
 }
 
 async function main(): Promise<number> {
+  const phases = phasesToRun();
   const startedAt = performance.now();
   const loadBefore = os.loadavg()[0] ?? 0;
   let server: RecordServer | null = null;
@@ -96,6 +114,7 @@ async function main(): Promise<number> {
       text: TEXT,
       typingRuns: TYPING_RUNS,
       scrolls: SCROLLS,
+      phases,
     };
     trials = script.trials.length - 1;
     process.stderr.write(

@@ -37,6 +37,8 @@ export interface Script {
   /** How many times the text is typed, each into an emptied input (one call each). */
   typingRuns: number;
   scrolls: number[];
+  /** The phases to run (all when absent); the others report n/a. */
+  phases?: readonly Phase[];
 }
 
 /** The page may keep scrolling after a call returns (SPEC scroll-page rule 4). */
@@ -55,6 +57,10 @@ export async function recordSession(
   const seconds: Record<Phase, number> = { mouse: 0, typing: 0, scroll: 0 };
   await page.bringToFront();
   const phase = async (name: Phase, work: () => Promise<void>): Promise<void> => {
+    if (script.phases && !script.phases.includes(name)) {
+      errors[name] = 'n/a (not run: HUMAN_PHASES)';
+      return;
+    }
     const started = performance.now();
     try {
       await work();
