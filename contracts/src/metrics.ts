@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-/** Host figures of one metrics sample (SPEC "Metrics sample"). */
+/** Host figures of one metrics sample (docs/api.md, System: metrics). */
 export interface SystemSample {
   /** Summed over cores: can exceed 100. */
   cpu_pct: number;

@@ -14,7 +14,7 @@ export interface Activity {
   idle_seconds: number | null;
 }
 
-/** SPEC "Ping result": what a health check of a worker reads. */
+/** The ping's answer (docs/api.md, System): what a health check of a worker reads. */
 export interface PingResult {
   pong: number;
   status: 'alive';

@@ -3,7 +3,7 @@ import Joi from 'joi';
 export const PAGE_STATES = ['idle', 'busy', 'loading', 'error', 'crashed', 'stuck'] as const;
 export type PageState = (typeof PAGE_STATES)[number];
 
-/** SPEC "Navigator status" (`GET /api/v1/system/status`). */
+/** The navigator status (`GET /api/v1/system/status`, docs/api.md). */
 export interface NavigatorStatus {
   initialized: boolean;
   browser_context_active: boolean;
@@ -14,7 +14,7 @@ export interface NavigatorStatus {
   available_pages: number | null;
 }
 
-/** One page of SPEC's detailed pool status. */
+/** One page of the detailed pool status. */
 export interface PageEntry {
   page_id: string;
   state: PageState;
@@ -31,7 +31,7 @@ export interface PageEntry {
   title: string;
 }
 
-/** SPEC "Pool status" (`GET /api/v1/system/status/pages`). */
+/** The pool status (`GET /api/v1/system/status/pages`, docs/api.md). */
 export interface PoolStatus {
   total_pages: number;
   max_pages: number;

@@ -97,7 +97,7 @@ export interface FetchedFile {
   bytes: Uint8Array;
 }
 
-/** A captured HTTP line (SPEC "Captured network line"). */
+/** A captured HTTP line (docs/api.md, Network capture). */
 export interface NetworkLine {
   seq: number;
   ts: number;

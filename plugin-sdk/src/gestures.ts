@@ -16,7 +16,7 @@ export interface Box {
   height: number;
 }
 
-/** SPEC `check-visible`: where an element is and how much of it is on screen. */
+/** `check-visible` (docs/api.md, Primitives): where an element is and how much of it is on screen. */
 export interface Visibility {
   found: boolean;
   visible: boolean;

@@ -1,6 +1,6 @@
 /**
  * What a plugin declares about itself (its `manifest.json`) and what the worker serves of it
- * (SPEC "Plugin descriptor"). The registry name and the route come from the plugin's folder,
+ * (docs/api.md, Plugins). The registry name and the route come from the plugin's folder,
  * never from the manifest: `plugins/archive/check/` is `archive/check`.
  */
 
@@ -10,7 +10,7 @@ export type ParameterType = (typeof PARAMETER_TYPES)[number];
 /** `text`, `url`, `textarea` and `select` are strings; `number` is a float; `checkbox` a boolean. */
 export type ParameterValue = string | number | boolean;
 
-/** SPEC's parameter descriptor, exactly as `GET /api/v1/plugins` serves it. */
+/** The API's parameter descriptor, exactly as `GET /api/v1/plugins` serves it. */
 export interface ParameterDescriptor {
   name: string;
   type: ParameterType;
@@ -75,7 +75,7 @@ export interface ManifestFile {
   /** Two CSS colours for the panel's button (a gradient from the first to the second). */
   bg_color: [string, string];
   parameters: ParameterSpec[];
-  /** The fields a success adds to SPEC's envelope; documented and, under test, checked. */
+  /** The fields a success adds to the API's envelope; documented and, under test, checked. */
   response?: Record<string, FieldType>;
   /** Seconds the call may hold its page (default: the worker's call deadline, 120 s). */
   timeout_s?: number;
@@ -86,7 +86,7 @@ export interface ManifestFile {
   placeholder?: boolean;
 }
 
-/** SPEC's plugin descriptor, as `GET /api/v1/plugins` lists it. */
+/** The API's plugin descriptor, as `GET /api/v1/plugins` lists it. */
 export interface PluginDescriptor {
   /** Registry name: the folder path under `plugins/`, such as `archive/check`. */
   name: string;

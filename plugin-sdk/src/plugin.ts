@@ -1,6 +1,6 @@
 import type { PluginContext } from './context';
 
-/** The fields a success adds to SPEC's envelope (`success` and `page_id` are the worker's). */
+/** The fields a success adds to the API's envelope (`success` and `page_id` are the worker's). */
 export type PluginResult = Record<string, unknown>;
 
 /** What a plugin folder's `index` exports as `default`. */

@@ -204,7 +204,7 @@ describe('validation', () => {
     expect(await pageUrl()).toBe(where);
   });
 
-  test('the plugin list describes the parameters as SPEC gives them', async () => {
+  test('the plugin list describes the parameters as the API gives them', async () => {
     const r = await w.call<any>('GET', '/api/v1/plugins', { auth: false });
     const descriptor = r.body.plugins.find((p: { name: string }) => p.name === 'archive/check');
     expect(descriptor).toMatchObject({

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 
-/** The bodies of SPEC's authentication failures (`{detail}`, not the error envelope). */
+/** The bodies of the API's authentication failures (`{detail}`, not the error envelope). */
 export const AUTH_INVALID = 'Invalid API key';
 export const AUTH_UNCONFIGURED = 'Server not properly configured';
 

@@ -1,13 +1,13 @@
 /**
- * Update figures of the supervisor (issue 9, "Numbers"), measured on this machine with SPEC's
- * defaults (UPDATE_INTERVAL 10 s, HEALTH_TIMEOUT 90 s) and two always-on personas (process
+ * Update figures of the supervisor, measured on this machine with the default settings
+ *  (UPDATE_INTERVAL 10 s, HEALTH_TIMEOUT 90 s) and two always-on personas (process
  * driver):
  *   - a good commit pushed: push to every always-on persona answering ping on it;
  *   - a bad commit pushed (a worker that exits at start; one that never becomes initialized):
  *     push to the fleet back on the previous commit with every always-on persona healthy, and
  *     whether the bad commit was tried again in the next three polls.
  * Build and run: npm run bench:update (also part of npm run bench).
- * Env: UPDATE_INTERVAL, HEALTH_TIMEOUT (defaults as SPEC).
+ * Env: UPDATE_INTERVAL, HEALTH_TIMEOUT (defaults as above).
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -6,7 +6,7 @@ import { createStatusServer } from '../src/server';
 
 /**
  * The supervisor's status route answers a client's mistakes as the worker and the waker do:
- * the `{detail}` bodies of authentication, SPEC's envelope, 405 with `Allow`.
+ * the `{detail}` bodies of authentication, the API's envelope, 405 with `Allow`.
  */
 
 const KEY = 'supervisor-status-key';

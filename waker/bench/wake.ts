@@ -1,5 +1,5 @@
 /**
- * Wake and proxy figures of the waker (issue 8, "Numbers"), measured on this machine:
+ * Wake and proxy figures of the waker, measured on this machine:
  *   - wake of a sleepy persona from a stopped container (and from a stopped child process),
  *     first request on its port to that request's answer (status: no ping delay to subtract);
  *   - wake from a paused container (WAKER_PAUSE_SECONDS);

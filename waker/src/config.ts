@@ -62,7 +62,7 @@ export interface WakerConfig {
 
 export const DOCKER_SOCKET = '/var/run/docker.sock';
 
-/** SPEC: the proxy account and the GeoIP token are the waker's alone; no worker is handed them. */
+/** The proxy account and the GeoIP token are the waker's alone; no worker is handed them. */
 const WAKER_ONLY = new Set(['PROXY_USERNAME', 'PROXY_PASSWORD', 'GEOIP_TOKEN']);
 
 /** The waker's variables as its schema gives them: converted, defaulted, typed. */

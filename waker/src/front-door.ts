@@ -12,7 +12,7 @@ import { IdentityWakeError } from './persona';
 /** 502 when the proxy or the GeoIP service failed the wake, else 503 (the worker did). */
 const wakeStatus = (err: unknown): number => (err instanceof IdentityWakeError ? 502 : 503);
 
-/** SPEC's error envelope, for the few answers the front door gives itself. */
+/** The API's error envelope, for the few answers the front door gives itself. */
 function sendError(res: http.ServerResponse, status: number, error: string): void {
   if (res.headersSent) {
     res.destroy();

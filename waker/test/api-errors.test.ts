@@ -3,7 +3,7 @@ import type { RunningWaker } from './helpers/waker';
 import { KEY, ROOT, call, freePort, makePersonas, startWaker } from './helpers/waker';
 
 /**
- * The waker's own API answers a client's mistakes as the worker does: SPEC's error envelope,
+ * The waker's own API answers a client's mistakes as the worker does: the API's error envelope,
  * the `{detail}` of authentication, 405 with `Allow` for a known path and the wrong method,
  * and a query field it does not take refused by name.
  */

@@ -15,7 +15,7 @@ import { atMost } from './section';
 import { median, range, sleep } from './stats';
 
 /**
- * Network capture (design.md: ≤ 5 % extra page-load time; memory within the 30 MB budget).
+ * Network capture (targets: ≤ 5 % extra page-load time; memory within the 30 MB budget).
  *
  * Drives the capture registry directly on a headed Chromium under its own Xvfb, so that
  * capture on and off differ in nothing else: the same browser, page kind and site.

@@ -24,7 +24,7 @@ function verdict(row: Row): string {
 }
 
 export function formatTable(results: SectionResult[]): string {
-  const header = ['metric', 'value', 'target (design.md)', 'met', 'detail'];
+  const header = ['metric', 'value', 'target', 'met', 'detail'];
   const blocks = results.map((r) => ({
     title: `== ${r.title}  [${r.id}, ${r.seconds.toFixed(0)} s]`,
     lines: [

@@ -15,7 +15,7 @@ import { startupSection } from './startup';
 
 /**
  * `npm run bench`: runs every section against the built worker on this machine and prints a
- * table with design.md's targets beside each figure, then a one-line JSON summary. Figures are
+ * table with the targets beside each figure, then a one-line JSON summary. Figures are
  * printed, never asserted. BENCH_SECTIONS=startup,latency runs a subset.
  */
 
@@ -108,7 +108,7 @@ async function main(): Promise<number> {
   process.stdout.write(
     `\npersona-browser benchmark — ${meta.host.cpus} × ${cpu}, node ${process.version}, ${seconds.toFixed(0)} s\n` +
       `1-min load average ${meta.loadavg_1m.start} at start, ${meta.loadavg_1m.end} at end (other work on the machine skews the figures).\n` +
-      'Medians over repeated runs on this machine; "met" compares with design.md, nothing is asserted.\n\n',
+      'Medians over repeated runs on this machine; "met" compares with the target, nothing is asserted.\n\n',
   );
   process.stdout.write(`${formatTable(results)}\n\nJSON summary:\n${summaryJson(results, meta)}\n`);
   return results.some((r) => r.error) ? 1 : 0;

@@ -3,7 +3,7 @@ import type { Fixture } from './fixture';
 /** What every benchmark section shares: a row format and a run function. */
 
 export interface Target {
-  /** As design.md states it, e.g. `≤ 2000 ms`. */
+  /** The goal, e.g. `≤ 2000 ms`. */
   text: string;
   met(value: number): boolean;
 }

@@ -1,5 +1,5 @@
 // persona-browser control panel: the plugin runner's form, built from a plugin's parameter
-// descriptors (SPEC "Plugin descriptor") and read back as the API takes it. Used by plugins.js
+// descriptors (docs/api.md, Plugins) and read back as the API takes it. Used by plugins.js
 // as `window.PersonaPluginForm`; descriptor strings reach the DOM as text only.
 'use strict';
 

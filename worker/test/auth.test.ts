@@ -5,7 +5,7 @@ import type { CallOptions, RunningWorker } from './helpers/worker';
 import { KEY, startWorker } from './helpers/worker';
 
 /**
- * SPEC "Authentication" through the real worker: who gets 401 or 500 `{detail}`, and that a
+ * Authentication (docs/api.md) through the real worker: who gets 401 or 500 `{detail}`, and that a
  * refused call changed nothing.
  */
 

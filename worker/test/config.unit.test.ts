@@ -20,7 +20,7 @@ describe('environment files', () => {
     ).toEqual({ A: '1', B: 'two words', C: 'x#y', D: '3', E: '' });
   });
 
-  test('defaults match SPEC when nothing is set', () => {
+  test('defaults match docs/api.md when nothing is set', () => {
     const root = repo({});
     const c = loadConfig({}, root);
     expect(c).toMatchObject({
@@ -33,7 +33,7 @@ describe('environment files', () => {
       wakerUrl: 'http://127.0.0.1:4900',
       dataDir: root,
       allowFileUrls: false,
-      // SPEC: a call waits 30 s for its page (409), a navigation gives up at 60 s (408).
+      // docs/api.md: a call waits 30 s for its page (409), a navigation gives up at 60 s (408).
       timing: { lockWaitMs: 30_000, navigationTimeoutMs: 60_000, callDeadlineMs: 120_000 },
     });
   });

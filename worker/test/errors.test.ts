@@ -4,7 +4,7 @@ import type { ApiResponse, CallOptions } from './helpers/worker';
 import { KEY } from './helpers/worker';
 
 /**
- * SPEC "Errors" through the real worker: which client mistakes give which error envelope,
+ * The API's errors (docs/api.md) through the real worker: which client mistakes give which error envelope,
  * without ever taking the worker down.
  */
 

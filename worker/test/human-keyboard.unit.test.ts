@@ -1,5 +1,5 @@
 /**
- * The typing and paste planners against design.md's numbers (inter-key timing, typo rate)
+ * The typing and paste planners against the human-likeness targets (inter-key timing, typo rate)
  * and the one hard rule: replaying a plan gives exactly the text, whatever the characters.
  */
 import {

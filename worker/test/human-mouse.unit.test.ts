@@ -1,5 +1,5 @@
 /**
- * The mouse planner against design.md's human-likeness numbers, measured over thousands of
+ * The mouse planner against the human-likeness targets, measured over thousands of
  * seeds. The metrics are computed from the plan's steps only, the way a detector watching
  * mousemove events would see them; the last block shows they reject a robotic planner.
  */

@@ -1,5 +1,5 @@
 /**
- * The scroll planner against SPEC's Primitive rules 3–4 in whole wheel notches: every notch is
+ * The scroll planner against the scroll-page rules (docs/api.md) in whole wheel notches: every notch is
  * 80–120 whole px, a burst ends within one notch of where it aims, and inflation 1.1–1.2,
  * back-scroll 0.1–0.2 and net within ±10 % hold wherever whole notches allow them — for every
  * seed.
@@ -42,7 +42,7 @@ function notchViolations(distance: number, plan: ScrollPlan): string[] {
   return bad;
 }
 
-/** SPEC's shape in full: what an ordinary request (334 px and more) must satisfy. */
+/** The documented shape in full: what an ordinary request (334 px and more) must satisfy. */
 function shapeViolations(distance: number, plan: ScrollPlan): string[] {
   const bad: string[] = [];
   const factor = plan.gross / distance;
@@ -86,7 +86,7 @@ function check(distances: number[], rules: (d: number, p: ScrollPlan) => string[
 }
 
 describe('scroll plans', () => {
-  test('ordinary requests: whole notches of 80–120 px in SPEC’s shape, for every seed', () => {
+  test('ordinary requests: whole notches of 80–120 px in the documented shape, for every seed', () => {
     check(ORDINARY, shapeViolations);
   });
 
@@ -138,7 +138,7 @@ describe('scroll plans', () => {
     expect(Math.abs(mean(notches) - 100)).toBeLessThan(5);
   });
 
-  test('SPEC’s example: a request of 500 reports about 570 and moves about 500', () => {
+  test('the documented example: a request of 500 reports about 570 and moves about 500', () => {
     const plans = Array.from({ length: 5000 }, (_, seed) => planScroll(500, seededRng(seed)));
     const gross = mean(plans.map((p) => p.gross));
     const net = mean(plans.map((p) => sum(p.main) + sum(p.back)));

@@ -17,7 +17,7 @@ import { readLogRows } from './helpers/request-log-file';
 import { KEY, startWorker } from './helpers/worker';
 
 /**
- * SPEC "Endpoints: Media" through the real HTTP application on an ephemeral port: what a client
+ * Media (docs/api.md) through the real HTTP application on an ephemeral port: what a client
  * downloading a plugin's file receives, once.
  */
 

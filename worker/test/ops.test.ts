@@ -229,7 +229,7 @@ describe('URL schemes navigate opens', () => {
 
 /**
  * A worker whose waits are cut short (LOCK_WAIT_SECONDS, NAVIGATION_TIMEOUT_SECONDS), so that
- * SPEC's 408 and 409 rules are measured in seconds instead of a minute; the defaults are SPEC's
+ * the 408 and 409 rules are measured in seconds instead of a minute; the defaults are
  * 30 s and 60 s (config.unit.test.ts). It also opens file: URLs (ALLOW_FILE_URLS).
  */
 describe('a navigation that never ends, with short waits', () => {

@@ -175,7 +175,7 @@ afterAll(async () => {
   await site?.close();
 });
 
-/** A GET with a JSON body, which fetch refuses to send (SPEC lets GET plugins take one). */
+/** A GET with a JSON body, which fetch refuses to send (docs/api.md lets GET plugins take one). */
 function getWithBody(route: string, body: unknown): Promise<Record<string, any>> {
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(body);

@@ -100,7 +100,7 @@ describe('discovery at start', () => {
     expect(status.status).toBe(200);
   });
 
-  test('descriptors are exactly SPEC’s, the route with underscores as hyphens', async () => {
+  test('descriptors are exactly the documented ones, the route with underscores as hyphens', async () => {
     const r = await w.call<Listing>('GET', '/api/v1/plugins', { auth: false });
     const echo = r.body.plugins[0];
     expect(echo).toEqual({

@@ -18,7 +18,7 @@ function check(body: Record<string, unknown>): { error?: string; value?: Record<
 }
 
 describe('parameter descriptors', () => {
-  test('every SPEC field is present, with defaults filled in', () => {
+  test('every documented field is present, with defaults filled in', () => {
     expect(describeParameter({ name: 'paste_probability', type: 'number', default: 0.9 })).toEqual({
       name: 'paste_probability',
       type: 'number',

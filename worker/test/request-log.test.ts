@@ -8,7 +8,7 @@ import type { ApiResponse, CallOptions, RunningWorker } from './helpers/worker';
 import { KEY, sleep, startWorker } from './helpers/worker';
 
 /**
- * SPEC "Events: Request log", read back from the CSV files the worker writes in its persona
+ * The request log (docs/api.md), read back from the CSV files the worker writes in its persona
  * folder: which requests get rows, what the rows say, and what happens when clients or the
  * worker go away mid-request.
  */
@@ -90,7 +90,7 @@ afterAll(async () => {
 describe('files', () => {
   afterAll(destroyAll);
 
-  test('rows go to requests/<UTC day>.csv, which starts with the SPEC header once', async () => {
+  test('rows go to requests/<UTC day>.csv, which starts with the documented header once', async () => {
     const dayBefore = utcDay();
     await createPage('files');
     const dayAfter = utcDay();

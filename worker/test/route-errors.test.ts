@@ -16,7 +16,7 @@ import { startInProcessBrowser } from './helpers/in-process';
 
 /**
  * The one error path of the route layer, in-process with a real browser behind the page: a
- * programming error in a handler is a logged 500 in SPEC's envelope that shows no internals,
+ * programming error in a handler is a logged 500 in the API's envelope that shows no internals,
  * while a failure of the browser itself stays a 200 with `success: false`.
  */
 

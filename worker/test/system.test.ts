@@ -16,7 +16,7 @@ afterAll(async () => {
 });
 
 describe('navigator status', () => {
-  test('the browser is up without any call, with SPEC fields and types', async () => {
+  test('the browser is up without any call, with the documented fields and types', async () => {
     const r = await w.call('GET', '/api/v1/system/status', { auth: false });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({

@@ -28,7 +28,7 @@ export interface PanelServer {
   close(): Promise<void>;
 }
 
-/** Serves the panel; `/api` needs `Bearer <key>` (else SPEC's 401), then `routes` answer. */
+/** Serves the panel; `/api` needs `Bearer <key>` (else the API's 401), then `routes` answer. */
 export async function servePanel(
   key: string,
   routes: (api: express.Router) => void,

@@ -103,7 +103,7 @@ function scrollCalls(log: readonly Recorded[]): ScrollCall[] {
   return calls;
 }
 
-/** A wheel notch as design.md has it: 80–120 px. */
+/** A wheel notch as the scroll planner makes it: 80–120 px. */
 const inBand = (n: number): boolean => n >= 80 && n <= 120;
 
 /** Which wheel events the page saw were not one notch: partial notches, merged notches. */

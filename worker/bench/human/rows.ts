@@ -2,7 +2,7 @@ import type { Target } from '../section';
 import { ID_BUCKETS } from './mouse-metrics';
 import type { Phase } from './session';
 
-/** The report's rows: each figure's key, label, unit and design.md's target where it has one. */
+/** The report's rows: each figure's key, label, unit and its target where it has one. */
 
 export interface RowDef {
   key: string;

@@ -17,7 +17,7 @@ import { connectToWorker, openTab } from './tabs';
 import { planTrials } from './trials';
 
 /**
- * `npm run bench:human`: the human-likeness figures of design.md, measured from the events a
+ * `npm run bench:human`: the human-likeness figures, measured from the events a
  * recording page saw, for our REST primitives beside ghost-cursor driving the same targets in
  * the same browser. Figures are printed, never asserted. HUMAN_MOVES (30) and HUMAN_FITTS_REPS
  * (2) size the mouse part; HUMAN_PHASES (mouse,typing,scroll) runs only the phases named;
@@ -158,7 +158,7 @@ async function main(): Promise<number> {
       `From the events a recording page saw: ${trials} mouse moves per side (the same seeded targets), ` +
       `${TEXT.length} typed chars (${TYPING_RUNS} calls for ours, 1 for page.type), ${SCROLLS.length} scrolls (${SCROLLS.join(', ')} px).\n` +
       `ghost-cursor has no typing: its typing rows are puppeteer page.type with delay ${TYPE_DELAY_MS} ms; ` +
-      'scrolling is ghost-cursor scroll() with its defaults. ✓/✗ compare with design.md; nothing is asserted.\n\n',
+      'scrolling is ghost-cursor scroll() with its defaults. ✓/✗ compare with the targets; nothing is asserted.\n\n',
   );
   process.stdout.write(
     `${formatTable(cols)}\n\nNotes (sample sizes, spreads):\n${formatNotes(cols)}\n`,

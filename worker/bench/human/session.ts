@@ -41,7 +41,7 @@ export interface Script {
   phases?: readonly Phase[];
 }
 
-/** The page may keep scrolling after a call returns (SPEC scroll-page rule 4). */
+/** The page may keep scrolling after a call returns (docs/api.md, Primitives: scroll-page). */
 const SCROLL_SETTLE_MS = 800;
 
 const mark = (page: Page, label: string): Promise<void> =>

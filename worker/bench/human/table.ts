@@ -3,7 +3,7 @@ import type { RowDef } from './rows';
 import { ROWS } from './rows';
 import type { Phase } from './session';
 
-/** The report: one row per figure, our column beside the competitor's, design.md's targets. */
+/** The report: one row per figure, our column beside the competitor's, the targets. */
 
 export interface Column {
   title: string;
@@ -30,7 +30,7 @@ const SECTION_TITLES: Record<Phase, string> = {
 };
 
 export function formatTable(cols: readonly Column[]): string {
-  const header = ['metric', 'target (design.md)', ...cols.map((c) => c.title)];
+  const header = ['metric', 'target', ...cols.map((c) => c.title)];
   const lines: (string[] | string)[] = [];
   let phase: Phase | null = null;
   for (const row of ROWS) {

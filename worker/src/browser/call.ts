@@ -3,7 +3,7 @@ import type { CallScope } from '@persona-browser/plugin-sdk';
 import type { ApiError } from '../errors';
 import { BrowserFailure } from '../errors';
 
-/** Why a call was stopped: SPEC's envelope with the reason (200 `success: false` by default). */
+/** Why a call was stopped: the API's envelope with the reason (200 `success: false` by default). */
 export class CallStopped extends BrowserFailure {}
 
 /**

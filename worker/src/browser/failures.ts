@@ -6,7 +6,7 @@ const BROWSER_MESSAGES =
 
 /**
  * Whether an error came from the browser (a protocol error, a closed target, a failed or timed
- * out navigation): SPEC answers those with 200 `success: false`. Anything else is a fault of
+ * out navigation): the API answers those with 200 `success: false`. Anything else is a fault of
  * ours, which must surface as a logged 500, never as a quiet `success: false`.
  */
 export function isBrowserLevel(err: unknown): boolean {

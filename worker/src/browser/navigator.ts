@@ -26,7 +26,7 @@ export interface NavigatorOptions {
   /** The system pages tell instead of the machine's (BROWSER_PLATFORM); null: the real one. */
   platform?: PlatformName | null;
   slowmoMs: number;
-  /** The waits of page calls (default: SPEC's). */
+  /** The waits of page calls (default: the documented ones). */
   timing?: PageTiming;
   logger: Logger;
   hooks?: PoolHooks;
@@ -39,7 +39,7 @@ export type { NavigatorStatus } from '@persona-browser/contracts';
 const RELAUNCH_DELAY_MS = 1_000;
 const RELAUNCH_ATTEMPTS = 5;
 
-/** Owns the browser process and the pool on top of it; start, stop and restart per SPEC. */
+/** Owns the browser process and the pool on top of it; start, stop and restart as docs/api.md says. */
 export class Navigator {
   private browser: Browser | null = null;
   private pool: PagePool | null = null;

@@ -1,5 +1,5 @@
 /**
- * The waits of a page call, in one place. SPEC fixes the defaults (a call waits 30 s for its
+ * The waits of a page call, in one place. The API fixes the defaults (a call waits 30 s for its
  * page before 409; a navigation gives up at 60 s with 408); the settings LOCK_WAIT_SECONDS,
  * NAVIGATION_TIMEOUT_SECONDS and CALL_DEADLINE_SECONDS change them for a slow machine, and let
  * tests measure the rules without waiting out a minute.

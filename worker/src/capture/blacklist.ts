@@ -1,5 +1,5 @@
 /**
- * URL patterns that plugin families keep out of the network capture (SPEC, network rule 4).
+ * URL patterns that plugin families keep out of the network capture (docs/api.md, Network capture).
  *
  * A family registers patterns for a site, a hostname suffix such as `example.com` (which also
  * covers `www.example.com`, not `badexample.com`). While a page's main-frame URL is on that

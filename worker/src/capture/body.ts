@@ -1,4 +1,4 @@
-/** Deciding what a text body is, reading it, and cutting it (SPEC, Limits: captured body size). */
+/** Deciding what a text body is, reading it, and cutting it (docs/api.md, Limits). */
 
 export const BODY_LIMIT_CHARS = 2_000_000;
 

@@ -1,4 +1,4 @@
-/** The captured network lines as clients read them (SPEC, Resources: Captured network line). */
+/** The captured network lines as clients read them (docs/api.md, Network capture). */
 
 export const RESOURCE_TYPES = ['document', 'xhr', 'fetch'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];

@@ -9,9 +9,9 @@ import { DEFAULT_BUDGET_BYTES } from './store';
 export interface CaptureOptions {
   /** false: pages are not captured at all and the network route answers empty lists. */
   enabled?: boolean;
-  /** Compressed bytes per page, shared by both lists (SPEC: 30 MB). */
+  /** Compressed bytes per page, shared by both lists (30 MB, docs/api.md). */
   budgetBytes?: number;
-  /** Bodies and payloads are cut past this many characters (SPEC: 2,000,000). */
+  /** Bodies and payloads are cut past this many characters (2,000,000, docs/api.md). */
   bodyLimitChars?: number;
   /** Network.getResponseBody calls in flight per page. */
   bodyConcurrency?: number;

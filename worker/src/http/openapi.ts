@@ -6,7 +6,7 @@ import { authError, errorEnvelope } from './schemas';
 type Json = Record<string, unknown>;
 
 /**
- * Unknown fields are accepted and ignored (SPEC: scroll-page), so no schema may claim that
+ * Unknown fields are accepted and ignored (scroll-page, docs/api.md), so no schema may claim that
  * extra properties are refused.
  */
 function openFields(node: unknown): unknown {

@@ -6,7 +6,7 @@ import { randomHex } from '../util';
 const API = '/api/v1/';
 const SYSTEM = '/api/v1/system/';
 
-/** `kind` and `name` of SPEC's request log for an API path. */
+/** `kind` and `name` of the request log (docs/api.md) for an API path. */
 export function classify(path: string): { kind: string; name: string } {
   // Express matches routes case-insensitively: /API/V1/OPS/… is the same call as /api/v1/ops/….
   const segments = path.slice(API.length).toLowerCase().split('/').filter(Boolean);

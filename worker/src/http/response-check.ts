@@ -6,7 +6,7 @@ import { authError, errorEnvelope } from './schemas';
 /**
  * Under VALIDATE_RESPONSES (the test suite sets it), every JSON body the worker sends is checked
  * against the schema the OpenAPI document declares for it: a route's `response` for a success,
- * SPEC's error envelope or the `{detail}` auth body otherwise. A body that does not match is
+ * the API's error envelope or the `{detail}` auth body otherwise. A body that does not match is
  * logged and replaced by a 500, so a test fails the moment the served document and what is sent
  * drift apart.
  */

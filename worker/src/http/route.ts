@@ -78,7 +78,7 @@ export type AnyRoute = RouteDef<never, never>;
 export const route = <B = Body, Q = Body>(def: RouteDef<B, Q>): AnyRoute =>
   def as unknown as AnyRoute;
 
-/** A query or body as its schema converts it, or SPEC's 400 naming the first problem. */
+/** A query or body as its schema converts it, or the API's 400 naming the first problem. */
 function validate<T>(
   schema: Joi.ObjectSchema<T> | undefined,
   value: unknown,
@@ -144,14 +144,14 @@ function run(
       return out;
     });
   }
-  // A leased page is brought to the front by every call that uses the lease (SPEC).
+  // A leased page is brought to the front by every call that uses the lease (docs/api.md, Leases).
   if (leased && page && page.mayTakeFront()) page.page.bringToFront().catch(() => undefined);
   return def.handler(ctx);
 }
 
 /**
  * Applies one route table: auth, validation, page lookup and lease gate, the page hold with its
- * deadline, then the thin handler and SPEC's success envelope. Errors flow to the one error
+ * deadline, then the thin handler and the API's success envelope. Errors flow to the one error
  * middleware: ApiErrors as they are, browser-level failures as 200 `success: false`, and
  * anything else as a logged 500.
  */
@@ -196,7 +196,7 @@ export function mount(router: Router, routes: AnyRoute[], deps: MountDeps): void
           result = await run(def, ctx, at, navigator.slowmoMs);
         } catch (err) {
           // A browser that throws (target closed, context destroyed…) is a browser-level
-          // failure: 200 with success false, as SPEC says. Anything else is our fault: a 500.
+          // failure: 200 with success false, as docs/api.md says. Anything else is our fault: a 500.
           if (def.page && !(err instanceof ApiError) && isBrowserLevel(err))
             throw new BrowserFailure(errorMessage(err), pageId);
           throw err;

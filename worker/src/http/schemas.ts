@@ -15,7 +15,7 @@ export const envelope = (fields: Record<string, Joi.Schema>): Joi.ObjectSchema =
     ...fields,
   });
 
-/** SPEC's error envelope; a plugin's failure may add fields of its own (the state it found). */
+/** The API's error envelope; a plugin's failure may add fields of its own (the state it found). */
 export const errorEnvelope = Joi.object({
   success: Joi.boolean().valid(false).required(),
   error: Joi.string().required(),

@@ -5,7 +5,7 @@ import { BadRequest } from '../errors';
 import { evalIsolated, PageScriptError } from '../browser/page-world';
 import type { Point } from './types';
 
-/** Where an element is and how much of it is on screen (SPEC `check-visible`). */
+/** Where an element is and how much of it is on screen (`check-visible`, docs/api.md). */
 export type Geometry = Visibility;
 
 /**

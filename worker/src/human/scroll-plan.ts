@@ -1,6 +1,6 @@
 /**
- * Wheel scrolling as a pure function of (distance, random source) → timed notches (SPEC,
- * Primitive rules 3–6). People overshoot with a flick of the wheel and roll back a little: the
+ * Wheel scrolling as a pure function of (distance, random source) → timed notches
+ * (docs/api.md, Primitives: scroll-page). People overshoot with a flick of the wheel and roll back a little: the
  * main burst covers the request times 1.1–1.2, then, after a pause, a short back-scroll in the
  * other direction brings the net movement to within ±10 % of the request.
  *
@@ -37,7 +37,7 @@ interface ScrollShape {
 }
 
 /**
- * The overshoot of SPEC's rule 4 in whole notches, or null when the request is too short for
+ * The overshoot of the scroll rule in whole notches, or null when the request is too short for
  * a back-scroll of one whole notch within the rule's bounds.
  */
 function overshoot(request: number, rng: Rng): ScrollShape | null {
@@ -49,7 +49,7 @@ function overshoot(request: number, rng: Rng): ScrollShape | null {
   const gross = Math.min(Math.floor(uniform(rng, grossLo, grossHi + 1)), grossHi);
   // The back fraction lies in [0.1, 0.2] of the gross and keeps the net within [0.9, 1.1] of
   // the request. Skewed towards its low end (mean ≈ lo + (hi − lo) / 3 ≈ 0.13 of the gross)
-  // so that the net centres on the request: 1.15 × (1 − 0.13) ≈ 1.0, as SPEC's example
+  // so that the net centres on the request: 1.15 × (1 − 0.13) ≈ 1.0, as the API's example
   // (500 → ~570 → ~500) has it.
   const backLo = Math.max(ceilPx(0.1 * gross), ceilPx(gross - 1.1 * request), NOTCH_MIN);
   const backHi = Math.min(floorPx(0.2 * gross), floorPx(gross - 0.9 * request));

@@ -36,7 +36,7 @@ export interface ControlView {
 
 /**
  * A person's control of one page through the live view: a lease from the worker's own lease
- * table (so API calls to that page meet SPEC's 423), held by one viewer session, renewed while
+ * table (so API calls to that page meet the API's 423), held by one viewer session, renewed while
  * that viewer stays connected and handed back when its last WebSocket has been gone for the
  * grace period. One page at a time: there is one display and one pointer.
  */

@@ -11,7 +11,7 @@ export const labelFor = (name: string): string => {
   return words.charAt(0).toUpperCase() + words.slice(1);
 };
 
-/** SPEC's descriptor of a declared parameter: every field present, defaults filled in. */
+/** The API's descriptor of a declared parameter: every field present, defaults filled in. */
 export function describeParameter(p: ParameterSpec): ParameterDescriptor {
   return {
     name: p.name,
@@ -136,7 +136,7 @@ const TRUE = new Set(['true', '1', 'yes', 'on']);
 const FALSE = new Set(['false', '0', 'no', 'off']);
 
 /**
- * SPEC's GET rules: query values of declared numbers become floats, checkboxes accept
+ * The API's GET rules: query values of declared numbers become floats, checkboxes accept
  * true/false/1/0/yes/no/on/off; anything unparseable is passed on for validation to refuse.
  * The JSON body wins over the query on a name both carry.
  */

@@ -68,7 +68,7 @@ function responseSchema(p: LoadedPlugin): Joi.ObjectSchema {
   return envelope(fields);
 }
 
-/** Runs the plugin and turns what it did into SPEC's answers. */
+/** Runs the plugin and turns what it did into the API's answers. */
 async function execute(
   p: LoadedPlugin,
   run: () => Promise<unknown>,

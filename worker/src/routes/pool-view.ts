@@ -4,7 +4,7 @@ import type { ManagedPage } from '../browser/managed-page';
 import type { Navigator } from '../browser/navigator';
 
 /**
- * A page as SPEC's detailed pool status shows it: cached values only, never a browser call, and
+ * A page as the detailed pool status shows it: cached values only, never a browser call, and
  * no secret in its URL or title (the route needs no key).
  */
 export function pageEntry(
@@ -30,7 +30,7 @@ export function pageEntry(
   };
 }
 
-/** SPEC's pool status; 500 (NotInitialized) while the navigator is down. */
+/** The pool status; 500 (NotInitialized) while the navigator is down. */
 export function poolStatus(navigator: Navigator): PoolStatus {
   const pool = navigator.requirePool();
   return {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-/** The columns SPEC gives for a request log row, in order. */
+/** The columns docs/api.md gives for a request log row, in order. */
 export const LOG_HEADER = 'time,event,id,method,kind,name,path,status,ms';
 
 export interface LogRow {
@@ -59,7 +59,7 @@ export function readLogRows(dataDir: string): LogRow[] {
     if (!/^\d{4}-\d{2}-\d{2}\.csv$/.test(file)) continue;
     const [header, ...records] = parseCsv(fs.readFileSync(path.join(folder, file), 'utf8'));
     if (header?.join(',') !== LOG_HEADER) {
-      throw new Error(`${file} starts with ${JSON.stringify(header)}, not the SPEC header`);
+      throw new Error(`${file} starts with ${JSON.stringify(header)}, not the documented header`);
     }
     for (const r of records) {
       const [time, event, id, method, kind, name, p, status, ms] = r;
