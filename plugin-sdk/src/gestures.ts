@@ -16,7 +16,7 @@ export interface Box {
   height: number;
 }
 
-/** `check-visible` (docs/api.md, Primitives): where an element is and how much of it is on screen. */
+/** `check-visible` (docs/api.md, Primitives): where an element is and how much of it is seen. */
 export interface Visibility {
   found: boolean;
   visible: boolean;

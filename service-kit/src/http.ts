@@ -1,6 +1,6 @@
 import type http from 'node:http';
 
-/** The API's error envelope (docs/api.md): every application-layer error any of our services answers. */
+/** The API's error envelope (docs/api.md): every application-layer error our services answer. */
 export interface ErrorEnvelope {
   success: false;
   error: string;

@@ -18,7 +18,7 @@ function checkout(dotEnv = ''): string {
 const NO_SOCKET = '/nonexistent/docker.sock';
 
 describe('supervisor configuration', () => {
-  test("defaults are the documented ones; without a Docker socket no image is built", () => {
+  test('defaults are the documented ones; without a Docker socket no image is built', () => {
     const root = checkout();
     const c = loadSupervisorConfig({}, root, NO_SOCKET);
     expect(c).toMatchObject({

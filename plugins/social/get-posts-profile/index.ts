@@ -22,7 +22,7 @@ export default definePlugin<Params>({
     }));
     const posts = p.shortcode ? all.filter((t) => t.shortcode === p.shortcode) : all;
     if (p.shortcode && posts.length === 0) {
-      // The API's error code for this case (docs/api.md): the host answers it as `success: false, error`.
+      // The API's error code for this case: the host answers it as `success: false, error`.
       return { success: false, error: 'shortcode_not_in_view' };
     }
     const message = p.shortcode

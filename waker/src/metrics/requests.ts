@@ -19,7 +19,7 @@ const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 /**
  * Client requests a persona's worker began in each UTC hour: `start` rows of its request log
- * (`<personaDir>/requests/YYYY-MM-DD.csv`, docs/api.md, The request log). `hours` buckets, oldest first,
+ * (`<personaDir>/requests/YYYY-MM-DD.csv`, docs/api.md). `hours` buckets, oldest first,
  * the last one the hour `now` is in, up to `now`; hours without requests count 0. Only the day files
  * that overlap the range are read, line by line. A line that is not a whole row (a torn write
  * before a power cut, a header repeated after a file was deleted) is skipped; a `start` row
