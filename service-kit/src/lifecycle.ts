@@ -1,3 +1,5 @@
+import type http from 'node:http';
+import { listen } from './http';
 import type { Logger } from './logger';
 
 /** Stops a program before it has a logger (a bad setting): one line on stderr, exit code 2. */
@@ -42,6 +44,23 @@ export class Lifecycle {
     }
     if (stop) this.started.push({ name, stop: () => stop(value) });
     return value;
+  }
+
+  /**
+   * Listens as a start-up step. Its stop refuses new connections, lets `drain` finish what is
+   * under way (calls in flight), then drops every connection still open (idle keep-alives,
+   * WebSockets) so the program's own shutdown is never held by a client.
+   */
+  listen(server: http.Server, port: number, host?: string, drain?: () => unknown): Promise<void> {
+    return this.step(
+      'http',
+      () => listen(server, port, host),
+      async () => {
+        server.close();
+        await drain?.();
+        server.closeAllConnections();
+      },
+    );
   }
 
   /** Adds a stop for something started outside `step` (a listener created synchronously). */

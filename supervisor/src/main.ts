@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Lifecycle, SecretValues, createLogger, fatal, listen } from '@persona-browser/service-kit';
+import { Lifecycle, SecretValues, createLogger, fatal } from '@persona-browser/service-kit';
 import { loadSupervisorConfig } from './config';
 import type { SupervisorConfig } from './config';
 import { Git } from './git';
@@ -42,14 +42,7 @@ async function main(): Promise<void> {
   life.onStop('supervisor', () => supervisor.stop());
 
   const server = createStatusServer(() => supervisor.status(), config.serviceKey);
-  await life.step(
-    'http',
-    () => listen(server, config.port),
-    () => {
-      server.close();
-      server.closeAllConnections();
-    },
-  );
+  await life.listen(server, config.port);
   logger.info('listening', {
     port: config.port,
     repo: config.repoRoot,

@@ -2,13 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { readCommit } from '@persona-browser/contracts';
-import {
-  Lifecycle,
-  createLogger,
-  fatal,
-  listen,
-  updateTriggerPath,
-} from '@persona-browser/service-kit';
+import { Lifecycle, createLogger, fatal, updateTriggerPath } from '@persona-browser/service-kit';
 import { createApp, defaultStaticDirs } from './api/app';
 import { loadWakerConfig } from './config';
 import type { WakerConfig } from './config';
@@ -75,14 +69,7 @@ async function main(): Promise<void> {
     ...defaultStaticDirs(),
   });
   const server = http.createServer(app);
-  await life.step(
-    'http',
-    () => listen(server, config.port),
-    () => {
-      server.close();
-      server.closeAllConnections();
-    },
-  );
+  await life.listen(server, config.port);
   logger.info('listening', {
     port: (server.address() as AddressInfo).port,
     driver: driver.kind,

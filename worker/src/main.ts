@@ -15,7 +15,7 @@ import { MediaStore } from './media/store';
 import { VisionClient } from './vision/client';
 import { LiveView } from './live';
 import { liveVncTarget } from './live/vnc-server';
-import { Lifecycle, SecretValues, createLogger, fatal, listen } from '@persona-browser/service-kit';
+import { Lifecycle, SecretValues, createLogger, fatal } from '@persona-browser/service-kit';
 import { errorMessage } from './errors';
 import { sleep } from './util';
 import { RequestLog } from './log/request-log';
@@ -200,19 +200,13 @@ async function main(): Promise<void> {
     },
     shutdown: () => void life.exit('kill endpoint'),
   });
-  await life.step(
-    'http',
-    () => listen(server, config.port, config.host),
-    async () => {
-      // New connections are refused; calls under way get a moment to finish.
-      server.close();
-      const deadline = Date.now() + DRAIN_MS;
-      while (tracker.activity().in_flight > 0 && Date.now() < deadline) await sleep(50);
-      tracker.abandonAll();
-      live.close();
-      server.closeAllConnections();
-    },
-  );
+  await life.listen(server, config.port, config.host, async () => {
+    // Calls under way get a moment to finish; the live view's sockets close with the rest.
+    const deadline = Date.now() + DRAIN_MS;
+    while (tracker.activity().in_flight > 0 && Date.now() < deadline) await sleep(50);
+    tracker.abandonAll();
+    live.close();
+  });
   const port = (server.address() as AddressInfo).port;
   logger.info('listening', { host: config.host, port, persona: config.personaDir });
   life.exitOnSignals(['SIGTERM', 'SIGINT', 'SIGHUP']);
