@@ -1,5 +1,5 @@
 /**
- * The product's dependency rules (conventions.md, 9), written against package names: a package
+ * The product's dependency rules (docs/architecture.md), written against package names: a package
  * reaches another only through its name (never a relative path into its folder), plugins see
  * only the plugin SDK, the worker never imports the fleet services, and nothing imports itself
  * in a cycle. Workspace packages resolve to node_modules/@persona-browser/<name> (symlinks
