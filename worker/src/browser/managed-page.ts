@@ -16,6 +16,8 @@ export type { PageState } from '@persona-browser/contracts';
 
 /** A renderer that has not answered a probe for this long is `stuck`. */
 export const PROBE_TIMEOUT_MS = 4_000;
+/** How long reading the title from the browser may hold up the end of a call. */
+const TITLE_READ_TIMEOUT_MS = 1_000;
 
 export interface RunOptions {
   /** The work may take this long once the page is held (default: the timing's call deadline). */
@@ -62,11 +64,15 @@ export class ManagedPage {
   responsive = true;
   errorCount = 0;
   lastActivity = epochSeconds();
+  /** The page's title as the browser last reported it (see `readTitle`). */
   title = '';
   closed = false;
   /** Where this page's mouse pointer rests between calls (viewport CSS pixels). */
   pointer = { x: 500 + Math.random() * 600, y: 300 + Math.random() * 300 };
   private probing = false;
+  /** Title reads started and the latest applied: an older answer never overwrites a newer. */
+  private titleReadsStarted = 0;
+  private titleReadApplied = 0;
   /** Aborted when the page is closed: every call on it stops. */
   private readonly closing = new AbortController();
   /** Aborted when the page gets stuck or crashes; made anew when it is back. */
@@ -209,12 +215,41 @@ export class ManagedPage {
       throw err;
     } finally {
       call.end();
+      // Status shows where the call left the page (a navigation's new title) the moment the
+      // call answers, not at the next probe.
+      await this.readTitle();
       this.currentOperation = null;
       this.operationStartedAt = null;
       this.loadingNow = false;
       this.lastActivity = epochSeconds();
       release();
       this.probe();
+    }
+  }
+
+  /**
+   * Takes the title from the browser: the title of the page's current history entry, as the
+   * browser process holds it ("" when the document has none). No script runs in the page, and
+   * a page whose renderer hangs still answers. Chromium announces no title change by itself
+   * (Target.targetInfoChanged comes with a new URL only, before the new document has parsed its
+   * title, and reports the URL where a page has no title), so the title is read when a call
+   * ends and at every health probe. Never throws; a read that fails leaves the title as it was.
+   */
+  async readTitle(): Promise<void> {
+    if (this.closed) return;
+    const read = ++this.titleReadsStarted;
+    try {
+      const history = await withTimeout(
+        this.session.send('Page.getNavigationHistory'),
+        TITLE_READ_TIMEOUT_MS,
+        () => new Error('title read timed out'),
+      );
+      const entry = history.entries[history.currentIndex];
+      if (!entry || read < this.titleReadApplied) return;
+      this.titleReadApplied = read;
+      this.title = entry.title;
+    } catch {
+      // A closing target or a session being swapped: the next read tells.
     }
   }
 
@@ -276,12 +311,17 @@ export class ManagedPage {
     }
   }
 
-  /** Asks the renderer for its title; a renderer that does not answer in time is stuck. */
+  /**
+   * Asks the renderer for a sign of life; a renderer that does not answer in time is stuck.
+   * The title is read from the browser meanwhile (a script may have changed it).
+   */
   probe(): void {
-    if (this.probing || this.closed || this.crashed) return;
+    if (this.closed) return;
+    void this.readTitle();
+    if (this.probing || this.crashed) return;
     this.probing = true;
     // Asked in our isolated world: the page's own scripts can neither see nor hook the read.
-    const ask = evaluateInWorld(this, (command) => command(this.session), 'document.title');
+    const ask = evaluateInWorld(this, (command) => command(this.session), 'document.readyState');
     let answered = false;
     const timer = setTimeout(() => {
       if (answered) return;
@@ -295,8 +335,7 @@ export class ManagedPage {
       );
     }, PROBE_TIMEOUT_MS);
     ask
-      .then((value) => {
-        if (typeof value === 'string') this.title = value;
+      .then(() => {
         this.responsive = true;
         this.healed();
       })
