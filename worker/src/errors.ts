@@ -1,5 +1,5 @@
 /**
- * The small error hierarchy that the one error middleware maps to the API's envelopes (docs/api.md).
+ * The small error hierarchy that the one error middleware maps to the API's envelopes.
  * Errors never log themselves; the middleware logs once.
  */
 export class ApiError extends Error {
@@ -68,7 +68,7 @@ export class NotImplemented extends ApiError {
   }
 }
 
-/** A browser-level failure: answered as HTTP 200 with `success: false` (docs/api.md, Requests and answers). */
+/** A browser-level failure: answered as HTTP 200 with `success: false` (see docs/api.md). */
 export class BrowserFailure extends ApiError {
   /** More fields of the answer beside the envelope's (a plugin's state found, its hint). */
   readonly details: Record<string, unknown>;

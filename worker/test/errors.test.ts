@@ -4,8 +4,8 @@ import type { ApiResponse, CallOptions } from './helpers/worker';
 import { KEY } from './helpers/worker';
 
 /**
- * The API's errors (docs/api.md) through the real worker: which client mistakes give which error envelope,
- * without ever taking the worker down.
+ * The API's errors (docs/api.md) through the real worker: which client mistakes give which
+ * error envelope, without ever taking the worker down.
  */
 
 const { ctx, poolPages, pageIds, createPage, resetPool } = useMistakeWorker();

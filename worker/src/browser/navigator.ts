@@ -39,7 +39,7 @@ export type { NavigatorStatus } from '@persona-browser/contracts';
 const RELAUNCH_DELAY_MS = 1_000;
 const RELAUNCH_ATTEMPTS = 5;
 
-/** Owns the browser process and the pool on top of it; start, stop and restart as docs/api.md says. */
+/** Owns the browser process and the pool on top of it; start, stop and restart (docs/api.md). */
 export class Navigator {
   private browser: Browser | null = null;
   private pool: PagePool | null = null;

@@ -196,7 +196,7 @@ export function mount(router: Router, routes: AnyRoute[], deps: MountDeps): void
           result = await run(def, ctx, at, navigator.slowmoMs);
         } catch (err) {
           // A browser that throws (target closed, context destroyed…) is a browser-level
-          // failure: 200 with success false, as docs/api.md says. Anything else is our fault: a 500.
+          // failure: 200 with success false (docs/api.md). Anything else is our fault: a 500.
           if (def.page && !(err instanceof ApiError) && isBrowserLevel(err))
             throw new BrowserFailure(errorMessage(err), pageId);
           throw err;

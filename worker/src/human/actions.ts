@@ -8,7 +8,7 @@ import { pickLandingPoint } from './mouse-plan';
 import { systemRng } from './random';
 import type { Box, Point } from './types';
 
-/** Corrective moves allowed when the element moves during the approach (docs/api.md, Primitives). */
+/** Corrective moves allowed when the element moves during the approach (docs/api.md). */
 export const MAX_CORRECTIONS = 2;
 /** How far (px) the element may drift before the approach is corrected. */
 const DRIFT_PX = 2;

@@ -17,7 +17,7 @@ import type { ScrollPlan, TypingPlan } from './types';
 
 /** Target width assumed for a bare position: a small control. */
 const POSITION_TARGET_PX = 16;
-/** After a scroll the pointer rests at a random point with x and y in this range (docs/api.md, Primitives: scroll-page). */
+/** After a scroll the pointer rests at a random point with x and y in this range (docs/api.md). */
 const REST_MIN = 100;
 const REST_MAX = 300;
 /** How long a pressed F5 has to start the reload by itself before the browser is asked to. */

@@ -1,7 +1,7 @@
 /**
  * Wheel scrolling as a pure function of (distance, random source) → timed notches
- * (docs/api.md, Primitives: scroll-page). People overshoot with a flick of the wheel and roll back a little: the
- * main burst covers the request times 1.1–1.2, then, after a pause, a short back-scroll in the
+ * (docs/api.md, Primitives: scroll-page). People overshoot with a flick of the wheel and roll
+ * back a little: the main burst covers the request times 1.1–1.2, then, after a pause, a short back-scroll in the
  * other direction brings the net movement to within ±10 % of the request.
  *
  * A wheel turns by whole notches of 80–120 px (wheel-notches.ts), never by a part of one, so a

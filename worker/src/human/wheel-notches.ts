@@ -1,8 +1,8 @@
 /**
  * What a mouse wheel can do: turn by whole notches. A notch moves 80–120 px (docs/api.md,
- * Primitives: scroll-page), so a burst can total 0, one notch (80–120 px), or two or more (160 px and up); no
- * total between 1 and 79 px or between 121 and 159 px is possible without a partial notch,
- * which no wheel has.
+ * Primitives: scroll-page), so a burst can total 0, one notch (80–120 px), or two or more
+ * (160 px and up); no total between 1 and 79 px or between 121 and 159 px is possible without
+ * a partial notch, which no wheel has.
  */
 import type { Rng } from './types';
 import { uniform } from './random';
