@@ -1,8 +1,8 @@
 /**
  * The scroll planner against the scroll-page rules (docs/api.md) in whole wheel notches: every
- * notch is 80–120 whole px, a burst ends within one notch of where it aims, and inflation 1.1–1.2,
- * back-scroll 0.1–0.2 and net within ±10 % hold wherever whole notches allow them — for every
- * seed.
+ * notch is 80–120 whole px, a burst ends within one notch of where it aims, and inflation
+ * 1.1–1.2, back-scroll 0.1–0.2 and net within ±10 % hold wherever whole notches allow them —
+ * for every seed.
  */
 import { seededRng } from '../src/human/random';
 import { planScroll } from '../src/human/scroll-plan';

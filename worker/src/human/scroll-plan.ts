@@ -1,8 +1,8 @@
 /**
  * Wheel scrolling as a pure function of (distance, random source) → timed notches
  * (docs/api.md, Primitives: scroll-page). People overshoot with a flick of the wheel and roll
- * back a little: the main burst covers the request times 1.1–1.2, then, after a pause, a short back-scroll in the
- * other direction brings the net movement to within ±10 % of the request.
+ * back a little: the main burst covers the request times 1.1–1.2, then, after a pause, a short
+ * back-scroll in the other direction brings the net movement to within ±10 % of the request.
  *
  * A wheel turns by whole notches of 80–120 px (wheel-notches.ts), never by a part of one, so a
  * plan's totals are whole-notch totals and the shape holds as far as whole notches allow:
