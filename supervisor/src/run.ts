@@ -3,21 +3,47 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-/** A command that ended with a non-zero status; `output` is its last lines. */
+/** How much of a command's output its error carries: the end, where the reason is. */
+const DETAIL_LINES = 20;
+const DETAIL_CHARS = 2_000;
+
+/** A remote URL may carry credentials (https://user:token@host/…): never in a message. */
+export function redactCredentials(text: string): string {
+  return text.replace(/\/\/[^/@\s]+@/g, '//[redacted]@');
+}
+
+/**
+ * A command's reason in its own words: the last lines it printed (blank ones and progress
+ * redraws dropped), at most DETAIL_LINES and DETAIL_CHARS of them, credentials taken out.
+ */
+export function commandDetail(output: string): string {
+  const lines = redactCredentials(output)
+    .split(/\r?\n/)
+    .map((line) => (line.split('\r').at(-1) ?? '').trimEnd())
+    .filter((line) => line.trim() !== '');
+  let text = lines.slice(-DETAIL_LINES).join('\n');
+  if (text.length > DETAIL_CHARS) text = `…${text.slice(-DETAIL_CHARS)}`;
+  return text;
+}
+
+/** A command that ended with a non-zero status, or ran out of time. */
 export class CommandError extends Error {
+  /** What the command printed last, in its own words (commandDetail). */
+  readonly detail: string;
+
   constructor(
     readonly command: string,
-    readonly output: string,
+    output: string,
     code: number | null,
+    timedOutMs: number | null = null,
   ) {
-    // A remote URL may carry credentials (https://user:token@host/…): never in a message.
-    const last = (output.trim().split('\n').slice(-1)[0] ?? '').replace(
-      /\/\/[^/@\s]+@/g,
-      '//[redacted]@',
-    );
-    super(
-      `${command} failed (${code === null ? 'killed' : `exit ${code}`})${last ? `: ${last}` : ''}`,
-    );
+    const detail = commandDetail(output);
+    const how =
+      timedOutMs !== null
+        ? `timed out after ${timedOutMs / 1000} s`
+        : `failed (${code === null ? 'killed' : `exit ${code}`})`;
+    super(`${redactCredentials(command)} ${how}${detail ? `: ${detail}` : ''}`);
+    this.detail = detail;
   }
 }
 
@@ -52,7 +78,7 @@ export function checkoutOwner(dir: string): RunAs | null {
 
 /**
  * Runs a command to its end and resolves with its stdout; rejects with CommandError holding
- * the tail of stdout and stderr. A timeout kills the command's whole process group.
+ * the end of what it printed (stdout and stderr as they came). A timeout kills the command's whole process group.
  */
 export function run(cmd: string, args: string[], opts: RunOptions): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -74,8 +100,10 @@ export function run(cmd: string, args: string[], opts: RunOptions): Promise<stri
       keep(c);
     });
     child.stderr.on('data', keep);
+    let timedOut = false;
     const timer = opts.timeoutMs
       ? setTimeout(() => {
+          timedOut = true;
           try {
             process.kill(-(child.pid as number), 'SIGKILL');
           } catch {
@@ -90,7 +118,10 @@ export function run(cmd: string, args: string[], opts: RunOptions): Promise<stri
     child.once('close', (code) => {
       if (timer) clearTimeout(timer);
       if (code === 0) resolve(Buffer.concat(out).toString());
-      else reject(new CommandError(`${cmd} ${args.join(' ')}`, tail, code));
+      else {
+        const limit = timedOut ? (opts.timeoutMs ?? null) : null;
+        reject(new CommandError(`${cmd} ${args.join(' ')}`, tail, code, limit));
+      }
     });
   });
 }

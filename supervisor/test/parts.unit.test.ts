@@ -89,15 +89,37 @@ describe('supervisor state file', () => {
 });
 
 describe('command errors', () => {
-  test("name the command and its last line, never a remote's credentials", () => {
+  test("carry git's whole message, not its last line alone", async () => {
+    const dir = checkout();
+    const missing = path.join(dir, 'gone.git');
+    const err = await run('git', ['ls-remote', missing], { cwd: dir }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CommandError);
+    const { message, detail } = err as CommandError;
+    expect(message).toBe(`git ls-remote ${missing} failed (exit 128): ${detail}`);
+    expect(detail.split('\n')[0]).toBe(
+      `fatal: '${missing}' does not appear to be a git repository`,
+    );
+    expect(detail).toMatch(/\nand the repository exists\.$/);
+  });
+
+  test("never show a remote's credentials, on any line", () => {
     const err = new CommandError(
       'git fetch --quiet --prune origin',
-      "fatal: unable to access 'https://bob:s3cret@git.example.com/fleet.git/': no route\n",
+      "fatal: unable to access 'https://bob:s3cret@git.example.com/fleet.git/': no route\n\n" +
+        'hint: check https://bob:s3cret@git.example.com/\n',
       128,
     );
     expect(err.message).toBe(
-      "git fetch --quiet --prune origin failed (exit 128): fatal: unable to access 'https://[redacted]@git.example.com/fleet.git/': no route",
+      "git fetch --quiet --prune origin failed (exit 128): fatal: unable to access 'https://[redacted]@git.example.com/fleet.git/': no route\n" +
+        'hint: check https://[redacted]@git.example.com/',
     );
+  });
+
+  test('say that a command ran out of time', async () => {
+    const err = await run('sleep', ['30'], { cwd: os.tmpdir(), timeoutMs: 300 }).catch(
+      (e: unknown) => e,
+    );
+    expect((err as Error).message).toBe('sleep 30 timed out after 0.3 s');
   });
 });
 
