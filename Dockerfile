@@ -60,11 +60,17 @@ RUN if [ -s /tmp/extra-ca.pem ]; then export NODE_EXTRA_CA_CERTS=/tmp/extra-ca.p
     npm ci --omit=dev --no-audit --no-fund --loglevel=error
 
 # ---- build: every dependency, then the TypeScript build; only the built app leaves ----
+# The image records the content hash of the context it was built from (/app/.build-context),
+# computed by the supervisor's own code, so the supervisor takes an image built here (by
+# `docker compose`) as the one for its checkout instead of building the same content again.
 FROM manifests AS build
 RUN if [ -s /tmp/extra-ca.pem ]; then export NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem; fi; \
     npm ci --no-audit --no-fund --loglevel=error
 COPY . .
+ARG BASE
 RUN npx tsc -b \
+    && node supervisor/dist/build-context.js "$BASE" > /tmp/build-context \
+    && mv /tmp/build-context .build-context \
     && rm -rf node_modules ./*/node_modules docker/certs
 
 # ---- runtime: Chromium, Xvfb, x11vnc, tini, git (the waker reads the commit of the checkout it is given), and the built app ----

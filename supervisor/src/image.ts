@@ -1,58 +1,53 @@
-import { createHash } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import dockerignore from '@balena/dockerignore';
 import Docker from 'dockerode';
-import type { Git } from './git';
-
-/** Extra CA files of the image build: local, never committed, but part of what it holds. */
-const CERTS_DIR = path.join('docker', 'certs');
+import { RECORDED_CONTEXT_FILE, buildContext, dockerfileBase } from './build-context';
 
 export interface ImagePlan {
-  /** sha256 over every file the build context holds (path, mode, content) and the base. */
+  /** The content hash of the build context (build-context.ts). */
   hash: string;
   tag: string;
   files: string[];
+}
+
+/** The first regular file of a tar archive (what Docker answers for one path), or null. */
+function firstFile(tar: Buffer): Buffer | null {
+  for (let at = 0; at + 512 <= tar.length;) {
+    const header = tar.subarray(at, at + 512);
+    if (header.every((b) => b === 0)) return null;
+    const size = parseInt(header.subarray(124, 136).toString('ascii').trim() || '0', 8);
+    const type = String.fromCharCode(header[156] ?? 0);
+    if (type === '0' || type === '\0') return tar.subarray(at + 512, at + 512 + size);
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return null;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks);
 }
 
 /**
  * The persona image of the checkout, named by what it contains: `<image>:src-<hash>`. A commit
  * that changes nothing the build sees (README, tests: see .dockerignore) maps to the image
  * already built, so only a change the image holds costs a build, and a rollback finds its image.
+ * The image `docker compose` built (the configured one) is taken as is when it records the
+ * same content.
  */
 export class PersonaImage {
   private readonly docker = new Docker();
 
   constructor(
     private readonly repoRoot: string,
-    private readonly git: Git,
     private readonly image: string,
     private readonly baseImage: string | null,
   ) {}
 
-  /**
-   * The build context as `docker build` of the working tree sees it: every file git does not
-   * ignore, plus the local extra CA files, less what .dockerignore leaves out; hashed by content.
-   */
-  async plan(): Promise<ImagePlan> {
-    const ignoreFile = path.join(this.repoRoot, '.dockerignore');
-    const rules = fs.existsSync(ignoreFile) ? fs.readFileSync(ignoreFile, 'utf8') : '';
-    const keep = dockerignore({ ignorecase: false }).add(rules).createFilter();
-    const certs = path.join(this.repoRoot, CERTS_DIR);
-    const extra = (fs.existsSync(certs) ? fs.readdirSync(certs) : [])
-      .filter((name) => name.endsWith('.crt'))
-      .map((name) => path.join(CERTS_DIR, name));
-    const files = [...new Set([...(await this.git.workingFiles()), ...extra])]
-      .filter((f) => keep(f) && fs.existsSync(path.join(this.repoRoot, f)))
-      .sort();
-    const h = createHash('sha256').update(`base ${this.baseImage ?? ''}\n`);
-    for (const f of files) {
-      const full = path.join(this.repoRoot, f);
-      const stat = fs.lstatSync(full);
-      const content = stat.isSymbolicLink() ? fs.readlinkSync(full) : fs.readFileSync(full);
-      h.update(`${f}\0${stat.mode}\0`).update(content).update('\0');
-    }
-    const hash = h.digest('hex');
+  /** The build context as `docker build` of the working tree sees it, hashed by content. */
+  plan(): ImagePlan {
+    // Without PERSONA_BASE_IMAGE the build uses the Dockerfile's default: the hash names it.
+    const base = this.baseImage ?? dockerfileBase(this.repoRoot) ?? '';
+    const { hash, files } = buildContext(this.repoRoot, base);
     const repo = this.image.replace(/:[^/:]+$/, '');
     return { hash, tag: `${repo}:src-${hash.slice(0, 12)}`, files };
   }
@@ -67,6 +62,40 @@ export class PersonaImage {
   }
 
   /**
+   * The content hash an image recorded when it was built (read from a container created, never
+   * started, for the purpose), or null when it has none or does not exist.
+   */
+  async recordedHash(image: string): Promise<string | null> {
+    let container: Docker.Container;
+    try {
+      container = await this.docker.createContainer({ Image: image, Entrypoint: ['true'] });
+    } catch {
+      return null;
+    }
+    try {
+      const tar = await readAll(await container.getArchive({ path: RECORDED_CONTEXT_FILE }));
+      return firstFile(tar)?.toString('utf8').trim() || null;
+    } catch {
+      return null;
+    } finally {
+      await container.remove({ force: true }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Takes the configured image (the one `docker compose` built) as the plan's when it was built
+   * from the same content: tags it `src-<hash>` and answers its name; else null.
+   */
+  async adopt(plan: ImagePlan): Promise<string | null> {
+    if ((await this.recordedHash(this.image)) !== plan.hash) return null;
+    const at = plan.tag.lastIndexOf(':');
+    await this.docker
+      .getImage(this.image)
+      .tag({ repo: plan.tag.slice(0, at), tag: plan.tag.slice(at + 1) });
+    return this.image;
+  }
+
+  /**
    * Builds the planned image from the checkout (Docker's layer cache keeps it short); a failed
    * build's error carries the last lines the build printed.
    */
@@ -74,11 +103,7 @@ export class PersonaImage {
     const tail: string[] = [];
     const stream = await this.docker.buildImage(
       { context: this.repoRoot, src: plan.files },
-      {
-        t: plan.tag,
-        buildargs: this.baseImage ? { BASE: this.baseImage } : {},
-        labels: { 'persona-browser.content': plan.hash },
-      },
+      { t: plan.tag, buildargs: this.baseImage ? { BASE: this.baseImage } : {} },
     );
     await new Promise<void>((resolve, reject) => {
       this.docker.modem.followProgress(

@@ -11,13 +11,26 @@ import type { StateFile } from './state';
 /** Runs one timed step of an update; the caller records the time. */
 export type Step = <T>(name: UpdateStep, work: () => Promise<T>) => Promise<T>;
 
+/** A Step that records each step's milliseconds in `timings`, whether it worked or not. */
+export function timedStep(timings: Partial<Record<UpdateStep, number>>): Step {
+  return async (name, work) => {
+    const started = Date.now();
+    try {
+      return await work();
+    } finally {
+      timings[name] = Date.now() - started;
+    }
+  };
+}
+
 const INSTALL_TIMEOUT_MS = 20 * 60_000;
 const BUILD_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * Makes the checked-out commit runnable: dependencies when the lock file differs from the one
  * node_modules came from, the TypeScript build (incremental, so a small change builds little),
- * and the persona image when what it holds changed. Answers the image the waker must use.
+ * and the persona image when what it holds changed (or the image compose built, when it holds
+ * the same). Answers the image the waker must use.
  */
 export class Preparer {
   constructor(
@@ -78,9 +91,16 @@ export class Preparer {
     this.log.info('build: done');
     if (!this.image) return null;
     const image = this.image;
-    const plan = await image.plan();
+    const plan = image.plan();
     if (await image.exists(plan.tag)) {
       this.log.info(`image: ${plan.tag} holds this content already, no build`);
+      return plan.tag;
+    }
+    const adopted = await image.adopt(plan);
+    if (adopted) {
+      this.log.info(
+        `image: ${adopted} (as docker compose built it) holds this content: reused as ${plan.tag}, no build`,
+      );
     } else {
       await step('image', () => image.build(plan));
       this.log.info(`image: built ${plan.tag}`);

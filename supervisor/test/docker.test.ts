@@ -1,18 +1,23 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Docker from 'dockerode';
 import type { PingResult, SupervisorStatus } from '@persona-browser/contracts';
-import { DEFAULT_BASE_IMAGE, ensurePersonaImage } from '../../waker/test/helpers/image';
+import { DEFAULT_BASE_IMAGE, dockerCli, ensurePersonaImage } from '../../waker/test/helpers/image';
 import { ROOT, call, freePort, makeFleetRepo, marked, startSupervisor } from './helpers/fleet-repo';
 import type { FleetRepo, RunningSupervisor } from './helpers/fleet-repo';
 
 /**
  * The supervisor of a fleet of persona containers (the waker's docker driver, the real engine):
- * the persona image is named by what it holds, so a commit that changes nothing in it reuses
- * the image, and one that changes the worker builds a new one that the containers then run.
+ * the persona image is named by what it holds, so the image `docker compose` built for the
+ * checkout is taken as is, a commit that changes nothing in it reuses the image, and one that
+ * changes the worker builds a new one that the containers then run.
  */
 const FLEET = `supd${process.pid}`;
 const IMAGE_REPO = `persona-browser-sup${process.pid}`;
+/** PERSONA_IMAGE: what compose.yaml tags its build with, and the supervisor is told. */
+const COMPOSE_IMAGE = `${IMAGE_REPO}:latest`;
+const BASE = process.env.PERSONA_BASE_IMAGE ?? DEFAULT_BASE_IMAGE;
 const MAIN = 'worker/src/main.ts';
 const original = fs.readFileSync(path.join(ROOT, MAIN), 'utf8');
 const docker = new Docker();
@@ -41,15 +46,36 @@ async function personaImage(): Promise<string> {
 const idleOn = (hash: string) => (s: SupervisorStatus) =>
   s.healthy_commit === hash && s.commit?.hash === hash && s.state === 'idle';
 
+/** `docker-compose build` (Debian's 1.29) in the server's checkout, as `docker compose up` does. */
+function composeBuild(checkout: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'docker-compose',
+      ['-p', `pbsup${process.pid}`, '-f', path.join(checkout, 'compose.yaml'), 'build'],
+      {
+        cwd: checkout,
+        env: { ...process.env, PERSONA_IMAGE: COMPOSE_IMAGE, PERSONA_BASE_IMAGE: BASE },
+        maxBuffer: 64 * 1024 * 1024,
+        timeout: 15 * 60_000,
+      },
+      (err, stdout, stderr) =>
+        err ? reject(new Error(`docker-compose build: ${stderr || err.message}`)) : resolve(),
+    );
+  });
+}
+
+const imageId = async (name: string): Promise<string> => (await docker.getImage(name).inspect()).Id;
+
 beforeAll(async () => {
   // The image the other container tests build: most of this fleet's first build is its cache.
   await ensurePersonaImage();
   personaPort = await freePort();
   repo = makeFleetRepo({ ann: `PORT=${personaPort}\nMODE=always-on\n` });
+  await composeBuild(repo.checkout);
   sup = await startSupervisor(repo, {
     WAKER_DRIVER: 'docker',
-    PERSONA_IMAGE: `${IMAGE_REPO}:latest`,
-    PERSONA_BASE_IMAGE: process.env.PERSONA_BASE_IMAGE ?? DEFAULT_BASE_IMAGE,
+    PERSONA_IMAGE: COMPOSE_IMAGE,
+    PERSONA_BASE_IMAGE: BASE,
     FLEET_ID: FLEET,
     UPDATE_INTERVAL: '2',
     HEALTH_TIMEOUT: '90',
@@ -72,16 +98,22 @@ afterAll(async () => {
 let firstImage: string;
 
 test(
-  'the fleet comes up in containers of the image built for the checkout',
+  'the fleet comes up on the image docker compose built, named by its content, not built again',
   async () => {
     const head = repo.head();
     const s = await sup.waitFor('healthy', idleOn(head), 20 * 60_000);
     expect(await pingHash()).toBe(head);
     firstImage = await personaImage();
     expect(firstImage).toMatch(new RegExp(`^${IMAGE_REPO}:src-[0-9a-f]{12}$`));
-    expect(s.log.map((l) => l.message)).toEqual(
-      expect.arrayContaining([expect.stringContaining(`image: built ${firstImage}`)]),
+    // One build: the content-named tag is compose's image itself.
+    expect(await imageId(firstImage)).toBe(await imageId(COMPOSE_IMAGE));
+    const messages = s.log.map((l) => l.message);
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        `image: ${COMPOSE_IMAGE} (as docker compose built it) holds this content: reused as ${firstImage}, no build`,
+      ]),
     );
+    expect(messages.filter((m) => m.startsWith('image: built'))).toEqual([]);
   },
   20 * 60_000,
 );
@@ -110,6 +142,19 @@ test(
     const image = await personaImage();
     expect(image).not.toBe(firstImage);
     expect(image).toMatch(new RegExp(`^${IMAGE_REPO}:src-[0-9a-f]{12}$`));
+    // Compose's image holds the old content: it was not taken, a new one was built.
+    expect(await imageId(image)).not.toBe(await imageId(COMPOSE_IMAGE));
+    expect(s.log.map((l) => l.message)).toEqual(expect.arrayContaining([`image: built ${image}`]));
+    // The build recorded the very hash the supervisor named it by.
+    const recorded = await dockerCli([
+      'run',
+      '--rm',
+      '--entrypoint',
+      'cat',
+      image,
+      '/app/.build-context',
+    ]);
+    expect(`${IMAGE_REPO}:src-${recorded.trim().slice(0, 12)}`).toBe(image);
   },
   16 * 60_000,
 );
