@@ -71,6 +71,21 @@ export interface SupervisorLogEntry {
   message: string;
 }
 
+/**
+ * The git remote the supervisor updates from, as seen from where it runs (a container sees
+ * only what is mounted in it): checked with `git ls-remote` at start, and again by every fetch.
+ */
+export interface SupervisorRemote {
+  /** The upstream's remote URL (credentials taken out); null when the checkout has no upstream. */
+  url: string | null;
+  /** Whether it answered; null until it was asked. */
+  reachable: boolean | null;
+  /** ISO 8601 of the last answer (or failure), null until then. */
+  checked_at: string | null;
+  /** git's whole message when it did not answer, else null. */
+  error: string | null;
+}
+
 /** `GET /api/supervisor`. */
 export interface SupervisorStatus {
   state: SupervisorState;
@@ -84,6 +99,7 @@ export interface SupervisorStatus {
   refused: string | null;
   /** Why the supervisor stopped trying (a failed rollback), else null. */
   halted: string | null;
+  remote: SupervisorRemote;
   last_update: UpdateRecord | null;
   bad_commits: BadCommit[];
   /** The latest lines of the update log, oldest first. */
@@ -117,6 +133,12 @@ export const supervisorStatusSchema = Joi.object<SupervisorStatus, true>({
   upstream: Joi.string().allow(null).required(),
   refused: Joi.string().allow(null).required(),
   halted: Joi.string().allow(null).required(),
+  remote: Joi.object<SupervisorRemote, true>({
+    url: Joi.string().allow(null).required(),
+    reachable: Joi.boolean().allow(null).required(),
+    checked_at: iso.allow(null).required(),
+    error: Joi.string().allow(null).required(),
+  }).required(),
   last_update: updateRecordSchema.allow(null).required(),
   bad_commits: Joi.array()
     .items(

@@ -39,11 +39,25 @@ export class Git {
     return name === 'HEAD' ? null : name;
   }
 
+  /** The remote an upstream lives on (`origin` of `origin/main`). */
+  static remoteOf(upstream: string): string {
+    return upstream.slice(0, upstream.indexOf('/'));
+  }
+
   /** Fetches the upstream's remote and answers the upstream's commit. */
   async fetch(upstream: string): Promise<string> {
-    const remote = upstream.slice(0, upstream.indexOf('/'));
-    await this.git(['fetch', '--quiet', '--prune', remote], 120_000);
+    await this.git(['fetch', '--quiet', '--prune', Git.remoteOf(upstream)], 120_000);
     return this.git(['rev-parse', upstream]);
+  }
+
+  /** A remote's URL as configured. */
+  remoteUrl(remote: string): Promise<string> {
+    return this.git(['remote', 'get-url', remote]);
+  }
+
+  /** Asks the remote for its HEAD and nothing more: rejects with git's reason when it cannot. */
+  async reach(remote: string, timeoutMs: number): Promise<void> {
+    await this.raw(['ls-remote', remote, 'HEAD'], timeoutMs);
   }
 
   /** Tracked files changed but not committed (untracked files are left alone by an update). */

@@ -10,7 +10,9 @@ import type { Git } from './git';
 import { healthGate } from './health';
 import type { GateResult } from './health';
 import type { UpdateLog } from './log';
-import type { Preparer, Step } from './prepare';
+import { timedStep } from './prepare';
+import type { Preparer } from './prepare';
+import { RemoteWatch } from './remote';
 import type { StateFile } from './state';
 import { WakerProcess } from './waker';
 
@@ -44,6 +46,7 @@ export class Supervisor {
   private refused: string | null = null;
   private halted: string | null = null;
   private waker: WakerProcess;
+  private readonly remote: RemoteWatch;
   /** The commit and persona image the current waker was started on. */
   private running: { hash: string; image: string | null } | null = null;
   private busy: Promise<void> | null = null;
@@ -56,6 +59,7 @@ export class Supervisor {
 
   constructor(private readonly p: SupervisorParts) {
     const { config } = p;
+    this.remote = new RemoteWatch(p.git, p.log);
     this.waker = new WakerProcess({
       command: config.wakerCommand,
       cwd: config.repoRoot,
@@ -78,6 +82,7 @@ export class Supervisor {
       upstream: this.upstream,
       refused: this.refused,
       halted: this.halted,
+      remote: this.remote.get(),
       last_update: saved.lastUpdate,
       bad_commits: saved.bad,
       log: this.p.log.latest(),
@@ -95,6 +100,8 @@ export class Supervisor {
     if (!this.upstream) {
       log.warn(`the checkout's branch has no upstream: updates are off until it has one`);
     }
+    // Whether the remote answers from here shows in the status while the fleet comes up.
+    void this.remote.check(this.upstream);
     const pending = state.get().pending;
     if (pending) {
       log.warn(
@@ -175,7 +182,7 @@ export class Supervisor {
     this.upstream = await git.upstream();
     if (!this.upstream) return this.refuse(`the checkout's branch has no upstream to update from`);
     const started = Date.now();
-    const target = await git.fetch(this.upstream);
+    const target = await this.remote.fetch(this.upstream);
     const fetchMs = Date.now() - started;
     const d = await decide(git, this.upstream, target, (hash) => this.isBad(hash));
     if (d.kind === 'current') {
@@ -328,14 +335,7 @@ export class Supervisor {
 
   private async tryGate(hash: string, timings: UpdateRecord['timings']): Promise<GateResult> {
     const { git, preparer, config, log } = this.p;
-    const step: Step = async (name, work) => {
-      const t0 = Date.now();
-      try {
-        return await work();
-      } finally {
-        timings[name] = Date.now() - t0;
-      }
-    };
+    const step = timedStep(timings);
     await step('checkout', () => git.moveTo(hash));
     this.commit = await git.info(hash);
     const image = await preparer.prepare(step);
