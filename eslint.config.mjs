@@ -8,9 +8,6 @@ export default tseslint.config(
       '**/dist-bench/**',
       'node_modules/**',
       'coverage/**',
-      'worker/panel/**',
-      'waker/panel/**',
-      'ui/**/*.js',
       '**/jest.config.js',
       'jest.*.js',
     ],
@@ -40,6 +37,16 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
     },
+  },
+  {
+    // The panels' browser modules, typed by their JSDoc (tsconfig.panels.json). Names are
+    // tsc's to check against the DOM library, so ESLint's name check stays off for them.
+    files: ['ui/**/*.js', 'worker/panel/**/*.js', 'waker/panel/**/*.js', '*/panel/**/*.d.ts'],
+    languageOptions: {
+      sourceType: 'module',
+      parserOptions: { project: './tsconfig.panels.json', tsconfigRootDir: import.meta.dirname },
+    },
+    rules: { 'no-undef': 'off' },
   },
   {
     files: ['**/*.mjs', '**/*.cjs'],

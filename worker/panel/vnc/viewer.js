@@ -3,23 +3,34 @@
 // from the control panel's saved key, or typed in; it is exchanged once for an HttpOnly session
 // cookie and then forgotten by this page. Watching is read-only; the server enforces it.
 import RFB from '/vnc/novnc/core/rfb.js';
+import { byId, el, text } from '/ui/dom.js';
+import { request } from '/ui/http.js';
+import { KEY_NAMES, keyStore } from '/ui/key-card.js';
 
-const KEY_STORAGE = 'persona-browser.api-key';
+/**
+ * What GET /vnc/control answers: who controls which page.
+ * @typedef {{ controlled: boolean, by_you?: boolean, page_id: string | null }} Control
+ */
+
 const CONTROL_EVERY_MS = 2000;
 const PAGES_EVERY_MS = 4000;
 const RECONNECT_MS = 2000;
 
-const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const embed = params.get('embed') === '1';
 if (embed) document.body.classList.add('embed');
 
+/** The control panel's saved key, when this browser has one. */
+const panelKey = keyStore(() => localStorage, KEY_NAMES.worker);
+
 const state = {
+  /** @type {RFB | null} */
   rfb: null,
   connected: false,
-  /** Last GET /vnc/control answer. */
+  /** @type {Control | null} the last GET /vnc/control answer */
   control: null,
-  reconnectTimer: null,
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  reconnectTimer: undefined,
 };
 
 // ------------------------------------------------------------------ key out of the address bar
@@ -47,96 +58,95 @@ function takeKeyFromUrl() {
 
 // ------------------------------------------------------------------ small UI helpers
 
-function setStatus(kind, text) {
-  const s = $('status');
+/** @param {'connecting' | 'connected' | 'error'} kind @param {string} said */
+function setStatus(kind, said) {
+  const s = byId('status');
   s.dataset.state = kind;
-  s.textContent = text;
+  s.textContent = said;
 }
 
-function message(text, kind) {
-  const m = $('message');
-  m.textContent = text || '';
-  m.className = 'message' + (kind === 'info' ? ' info' : '');
-  m.hidden = !text;
+/** @param {string} said what to tell the person ('' takes the message away) */
+function message(said) {
+  const m = byId('message');
+  m.textContent = said;
+  m.hidden = !said;
 }
 
-async function call(method, path, opts) {
-  const o = opts || {};
+/**
+ * One call to the worker, with the session cookie (and a key, to open a session).
+ * @template [T=unknown]
+ * @param {string} method
+ * @param {string} path
+ * @param {{ key?: string, body?: unknown }} [opts]
+ * @returns {Promise<import('/ui/http.js').Answer<T>>}
+ */
+function call(method, path, opts) {
+  const o = opts ?? {};
+  /** @type {Record<string, string>} */
   const headers = {};
   if (o.key) headers.Authorization = 'Bearer ' + o.key;
-  if (o.body !== undefined) headers['Content-Type'] = 'application/json';
-  try {
-    const res = await fetch(path, {
-      method,
-      headers,
-      body: o.body === undefined ? undefined : JSON.stringify(o.body),
-      credentials: 'same-origin',
-      cache: 'no-store',
-    });
-    let body = null;
-    try {
-      body = await res.json();
-    } catch {
-      // not JSON
-    }
-    const error = body && (body.error || body.detail);
-    return { ok: res.ok, status: res.status, body, error: error || 'HTTP ' + res.status };
-  } catch (err) {
-    return { ok: false, status: 0, body: null, error: 'Cannot reach the worker: ' + err.message };
+  /** @type {RequestInit} */
+  const init = { method, headers, credentials: 'same-origin' };
+  if (o.body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(o.body);
   }
+  return request(path, init, { service: 'the worker' });
 }
 
 // ------------------------------------------------------------------ session
 
-function storedKey() {
-  try {
-    return localStorage.getItem(KEY_STORAGE);
-  } catch {
-    return null;
-  }
-}
-
+/** @param {string} key @returns {Promise<boolean>} whether the key opened a session */
 async function openSession(key) {
   const r = await call('POST', '/vnc/session', { key });
   if (!r.ok) {
-    message(r.status === 401 ? 'That key was refused: ' + r.error : r.error);
+    message(r.status === 401 ? 'That key was refused: ' + r.message : r.message);
     return false;
   }
   return true;
 }
 
-/** A valid session cookie, from the fragment's key, an existing cookie or the panel's key. */
+/**
+ * A valid session cookie, from the fragment's key, an existing cookie or the panel's key.
+ * @param {string | null} fragmentKey
+ */
 async function ensureSession(fragmentKey) {
   if (fragmentKey && (await openSession(fragmentKey))) return true;
   const existing = await call('GET', '/vnc/session');
   if (existing.ok) return true;
   if (existing.status === 503 || existing.status === 0) {
-    message(existing.error);
+    message(existing.message);
     return false;
   }
-  const saved = storedKey();
+  const saved = panelKey.read();
   if (saved && (await openSession(saved))) return true;
   askForKey();
   return false;
 }
 
+const keyForm = byId('key-form', HTMLFormElement);
+const keyInput = byId('key-input', HTMLInputElement);
+
 function askForKey() {
   setStatus('error', 'Not connected');
-  $('key-form').hidden = false;
-  $('key-input').focus();
+  keyForm.hidden = false;
+  keyInput.focus();
 }
 
-$('key-form').addEventListener('submit', async (ev) => {
+keyForm.addEventListener('submit', (ev) => {
   ev.preventDefault();
-  const key = $('key-input').value.trim();
-  $('key-input').value = '';
-  if (!key) return;
-  if (await openSession(key)) {
-    $('key-form').hidden = true;
-    message('');
-    void begin();
-  }
+  const key = keyInput.value.trim();
+  keyInput.value = '';
+  if (key) void useTypedKey(key);
 });
+
+/** @param {string} key */
+async function useTypedKey(key) {
+  if (!(await openSession(key))) return;
+  keyForm.hidden = true;
+  message('');
+  void begin();
+}
 
 // ------------------------------------------------------------------ the VNC connection
 
@@ -146,14 +156,18 @@ function wsUrl() {
 
 function connect() {
   clearTimeout(state.reconnectTimer);
-  state.reconnectTimer = null;
+  state.reconnectTimer = undefined;
   if (state.rfb) return;
   setStatus('connecting', 'Connecting…');
+  /** @type {RFB} */
   let rfb;
   try {
-    rfb = new RFB($('screen'), wsUrl(), { shared: true });
+    rfb = new RFB(byId('screen'), wsUrl(), { shared: true });
   } catch (err) {
-    setStatus('error', 'Cannot open the live view: ' + err.message);
+    setStatus(
+      'error',
+      'Cannot open the live view: ' + text(err instanceof Error ? err.message : err),
+    );
     return;
   }
   rfb.scaleViewport = true;
@@ -175,10 +189,10 @@ function connect() {
     state.rfb = null;
     state.connected = false;
     setStatus('connecting', 'Disconnected: reconnecting…');
-    state.reconnectTimer = setTimeout(reconnect, RECONNECT_MS);
+    state.reconnectTimer = setTimeout(() => void reconnect(), RECONNECT_MS);
   });
   rfb.addEventListener('securityfailure', (e) => {
-    message('VNC security failure: ' + ((e.detail && e.detail.reason) || 'unknown'));
+    message('VNC security failure: ' + (e.detail?.reason || 'unknown'));
   });
   state.rfb = rfb;
 }
@@ -188,14 +202,14 @@ async function reconnect() {
   const r = await call('GET', '/vnc/session');
   if (r.ok) return connect();
   if (r.status === 401) {
-    const saved = storedKey();
+    const saved = panelKey.read();
     if (saved && (await openSession(saved))) return connect();
     state.control = null;
     renderControl();
     return askForKey();
   }
-  setStatus('error', r.error);
-  state.reconnectTimer = setTimeout(reconnect, RECONNECT_MS * 2);
+  setStatus('error', r.message);
+  state.reconnectTimer = setTimeout(() => void reconnect(), RECONNECT_MS * 2);
 }
 
 // ------------------------------------------------------------------ control
@@ -207,62 +221,67 @@ function inControl() {
 
 function renderControl() {
   const c = state.control;
-  const mode = $('mode');
+  const mode = byId('mode');
   if (c && c.controlled && c.by_you) {
     mode.dataset.mode = 'control';
-    mode.textContent = 'You are in control of ' + c.page_id;
+    mode.textContent = 'You are in control of ' + text(c.page_id);
   } else if (c && c.controlled) {
     mode.dataset.mode = 'other';
-    mode.textContent = 'View only · another viewer controls ' + c.page_id;
+    mode.textContent = 'View only · another viewer controls ' + text(c.page_id);
   } else {
     mode.dataset.mode = 'view';
     mode.textContent = 'View only';
   }
   if (state.rfb) state.rfb.viewOnly = !inControl();
-  $('handback-btn').hidden = !(c && c.controlled);
-  $('take-btn').disabled = !$('page-select').value;
+  byId('handback-btn').hidden = !(c && c.controlled);
+  byId('take-btn', HTMLButtonElement).disabled = !pageSelect.value;
 }
 
 async function refreshControl() {
+  /** @type {import('/ui/http.js').Answer<Control>} */
   const r = await call('GET', '/vnc/control');
   if (r.ok) state.control = r.body;
   else if (r.status === 401) state.control = null;
   renderControl();
 }
 
+const pageSelect = byId('page-select', HTMLSelectElement);
+
 async function refreshPages() {
   if (embed) return;
+  /** @type {import('/ui/http.js').Answer<import('@persona-browser/contracts').PoolStatus>} */
   const r = await call('GET', '/api/v1/system/status/pages');
-  const select = $('page-select');
   const pages = r.ok && Array.isArray(r.body.pages) ? r.body.pages : [];
-  const chosen = select.value;
+  const chosen = pageSelect.value;
   const options = pages.map((p) => {
-    const o = document.createElement('option');
-    o.value = String(p.page_id);
-    o.textContent = String(p.page_id) + (p.title ? ' · ' + String(p.title).slice(0, 40) : '');
-    return o;
+    const id = text(p.page_id);
+    const title = p.title ? ' · ' + text(p.title).slice(0, 40) : '';
+    return el('option', { attrs: { value: id } }, id + title);
   });
-  select.replaceChildren(...options);
-  if (pages.some((p) => String(p.page_id) === chosen)) select.value = chosen;
+  pageSelect.replaceChildren(...options);
+  if (pages.some((p) => text(p.page_id) === chosen)) pageSelect.value = chosen;
   renderControl();
 }
 
-$('take-btn').addEventListener('click', async () => {
-  const id = $('page-select').value;
+byId('take-btn').addEventListener('click', () => void takeControl());
+
+async function takeControl() {
+  const id = pageSelect.value;
   if (!id) return;
-  $('take-btn').disabled = true;
+  byId('take-btn', HTMLButtonElement).disabled = true;
   const r = await call('POST', '/vnc/control', { body: { page_id: id } });
-  if (!r.ok) message('Take control of ' + id + ' failed: ' + r.error);
-  else message('');
+  message(r.ok ? '' : 'Take control of ' + id + ' failed: ' + r.message);
   await refreshControl();
   if (inControl() && state.rfb) state.rfb.focus();
-});
+}
 
-$('handback-btn').addEventListener('click', async () => {
+byId('handback-btn').addEventListener('click', () => void handBack());
+
+async function handBack() {
   const r = await call('DELETE', '/vnc/control');
-  if (!r.ok) message('Hand back failed: ' + r.error);
+  if (!r.ok) message('Hand back failed: ' + r.message);
   await refreshControl();
-});
+}
 
 // ------------------------------------------------------------------ start
 
