@@ -3,6 +3,7 @@ import type { HTTPRequest, Page } from 'puppeteer-core';
 import { BrowserFailure, Timeout, errorMessage } from '../errors';
 import { about } from '../util';
 import type { Call } from './call';
+import { loopbackHint } from './loopback-hint';
 import type { ManagedPage } from './managed-page';
 import { evalIsolated } from './page-world';
 import { PRE_NAVIGATION_DELAY_MS } from './timing';
@@ -69,7 +70,10 @@ export async function navigate(
       await stopLoading(mp);
       throw err;
     }
-    throw new BrowserFailure(`Navigation to ${url} failed: ${errorMessage(err)}`, mp.id);
+    const why = errorMessage(err);
+    // A network error on a loopback address inside a container: say where the host is.
+    const hint = why.includes('net::ERR_') ? loopbackHint(url) : '';
+    throw new BrowserFailure(`Navigation to ${url} failed: ${why}${hint}`, mp.id);
   }
   await call.sleep(slowmoMs);
   return { url, status_code: status, final_url: mp.url };
