@@ -97,6 +97,43 @@ describe('waker with the docker driver', () => {
     expect(fs.existsSync(path.join(personasDir, 'alice', 'profile'))).toBe(true);
   });
 
+  test('a site on the host opens at host.docker.internal; 127.0.0.1 is refused with a hint saying so', async () => {
+    // The site listens on every address: the container comes in over the Docker bridge.
+    const site = http.createServer((req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end('<!doctype html><title>Host site</title><p>served by the host</p>');
+    });
+    await new Promise<void>((r) => site.listen(0, '0.0.0.0', r));
+    const port = (site.address() as AddressInfo).port;
+    const ops = `http://127.0.0.1:${ports.alice}/api/v1/ops`;
+    const navigate = (url: string) =>
+      call(`${ops}/host-site/navigate`, { method: 'POST', body: { url } });
+    try {
+      const created = await call(`${ops}/create-page`, {
+        method: 'POST',
+        body: { page_id: 'host-site' },
+      });
+      expect(created.status).toBe(200);
+      const onHost = await navigate(`http://host.docker.internal:${port}/`);
+      expect(onHost.body).toMatchObject({ success: true, status_code: 200 });
+      const seen = await call(`${ops}/host-site/extract-content`, { method: 'POST', body: {} });
+      expect(seen.body).toMatchObject({ success: true, title: 'Host site' });
+      expect(seen.body.content).toContain('served by the host');
+      // The same port on 127.0.0.1 is the container itself, where nothing listens on it.
+      const local = await navigate(`http://127.0.0.1:${port}/`);
+      expect(local.body).toMatchObject({ success: false, page_id: 'host-site' });
+      const error = local.body.error as string;
+      expect(error).toContain(`net::ERR_CONNECTION_REFUSED at http://127.0.0.1:${port}/`);
+      expect(error).toContain('inside a container 127.0.0.1 is the container itself');
+      expect(error).toContain(
+        `reached at host.docker.internal (http://host.docker.internal:${port}/)`,
+      );
+    } finally {
+      site.close();
+      await call(`${ops}/host-site/destroy-page`, { method: 'DELETE' });
+    }
+  });
+
   test('the sleepy persona wakes on its first request (answered), then sleeps and its container goes', async () => {
     expect((await waker.persona('bob')).state).toBe('sleeping');
     expect(await containerOf('bob')).toBeNull();
