@@ -5,7 +5,7 @@ import { isObject, text } from './dom.js';
 /**
  * @template [T=unknown]
  * @typedef {object} Answer
- * @property {boolean} ok 2xx with JSON, and not SPEC's `success: false`
+ * @property {boolean} ok 2xx with JSON, and not the API's `success: false`
  * @property {number} status the HTTP status; 0 when no answer came
  * @property {T} body the parsed JSON (trusted to be T on success), null when not JSON
  * @property {string} raw the answer's text ('' when it was read as a Blob)
@@ -23,7 +23,7 @@ import { isObject, text } from './dom.js';
  */
 
 /**
- * The message a failed answer carries: SPEC's envelope `error`, the 401 body's `detail`, a
+ * The message a failed answer carries: the envelope's `error`, the 401 body's `detail`, a
  * `message`; else the status and the start of the text.
  * @param {number} status
  * @param {unknown} body
@@ -54,7 +54,7 @@ export function noAnswer(message, detail) {
 }
 
 /**
- * One call. A 200 with `success: false` is a failure too (SPEC).
+ * One call. A 200 with `success: false` is a failure too (docs/api.md).
  * @template [T=unknown]
  * @param {string} url
  * @param {RequestInit} [init]
