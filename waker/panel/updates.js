@@ -5,8 +5,9 @@
 // Stable hooks for tests: `#updates` (the section), `#updates-state` (`data-state`),
 // `#updates-commit` (`data-hash`), `#updates-healthy`, `#updates-last` (`data-result`),
 // `#updates-bad` (one `li[data-hash]` per bad commit), `#updates-log` (one `li` per line),
-// `#updates-alert` (halted or a failed rollback) and `#updates-note` (an update refused).
-import { byId, el, localTime, text } from '/ui/dom.js';
+// `#updates-alert` (halted or a failed rollback), `#updates-note` (an update refused) and
+// `#updates-remote` (the remote the supervisor cannot reach, with git's whole reason).
+import { byId, el, isObject, localTime, text } from '/ui/dom.js';
 import { addPoll, api, state } from './core.js';
 
 /** @typedef {import('@persona-browser/contracts').SupervisorStatus} SupervisorStatus */
@@ -163,6 +164,42 @@ function renderBanners(s) {
   note.replaceChildren(...(s.refused ? ['Last update refused: ' + text(s.refused)] : []));
 }
 
+/**
+ * The supervisor's remote when it could not reach it, else null (reachable, or not checked
+ * yet). Read defensively: a supervisor from before the check does not report it.
+ * @param {SupervisorStatus} s
+ * @returns {{ url: string, error: string, checkedAt: string } | null}
+ */
+function unreachableRemote(s) {
+  const remote = /** @type {{ remote?: unknown }} */ (s).remote;
+  if (!isObject(remote) || remote.reachable !== false) return null;
+  return { url: text(remote.url), error: text(remote.error), checkedAt: text(remote.checked_at) };
+}
+
+/**
+ * A remote the supervisor cannot reach: no update can come until it can, so the card says so
+ * first, with the remote and git's whole message (its last line alone explains nothing).
+ * @param {SupervisorStatus} s
+ */
+function renderRemote(s) {
+  const box = byId('updates-remote');
+  const r = unreachableRemote(s);
+  box.hidden = !r;
+  if (!r) {
+    box.replaceChildren();
+    return;
+  }
+  box.replaceChildren(
+    el('strong', null, 'The supervisor cannot reach its remote'),
+    ' ',
+    r.url ? el('code', null, r.url) : '(no remote URL)',
+    ', so no update can be fetched. The remote must be reachable from where the supervisor ' +
+      'runs: in a container, a clone whose origin is a path on the host is not. git said:',
+    el('pre', { className: 'git-said' }, r.error || 'nothing'),
+    r.checkedAt ? el('div', { className: 'muted' }, 'Checked ' + localTime(r.checkedAt) + '.') : '',
+  );
+}
+
 let shown = '';
 
 /** @param {SupervisorStatus} s */
@@ -176,6 +213,7 @@ function render(s) {
   renderBad(s);
   renderLog(s);
   renderBanners(s);
+  renderRemote(s);
 }
 
 async function refresh() {
