@@ -17,7 +17,7 @@ const WIDTHS = [360, 768, 1024, 1280];
 const personas = (): PersonaInfo[] => [
   persona('alice', 5101, {
     proxy: {
-      country: 'it',
+      country: 'IT',
       exit_ip: '203.0.113.7',
       session: 's1',
       proxy_errors: 3,

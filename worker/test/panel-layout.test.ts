@@ -93,3 +93,18 @@ test.each(WIDTHS.filter((px) => px >= 768))(
     expect(Math.abs(create!.right - destroy!.right)).toBeLessThan(1);
   },
 );
+
+test.each([360, 1280])(
+  'the Live view card at %i px: "Open in a new tab" stands level with "Hand back"',
+  async (px) => {
+    await atWidth(px);
+    const centres = await page.evaluate(() => {
+      const range = document.createRange();
+      range.selectNodeContents(document.getElementById('live-open')!);
+      const link = range.getBoundingClientRect();
+      const button = document.getElementById('handback-btn')!.getBoundingClientRect();
+      return { link: link.top + link.height / 2, button: button.top + button.height / 2 };
+    });
+    expect(Math.abs(centres.link - centres.button)).toBeLessThan(2);
+  },
+);
