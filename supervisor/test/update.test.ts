@@ -81,7 +81,11 @@ test('the fleet comes up on the checkout and its commit is the healthy one', asy
   try {
     const frozen = await call(`http://127.0.0.1:${sup.wakerPort}/api/supervisor`);
     expect(frozen.status).toBe(502);
-    expect(frozen.body).toEqual({ error: 'supervisor unreachable: no answer within 3 s' });
+    expect(frozen.body).toEqual({
+      success: false,
+      error: 'supervisor unreachable: no answer within 3 s',
+      page_id: null,
+    });
   } finally {
     process.kill(pid, 'SIGCONT');
   }

@@ -136,7 +136,7 @@ export const BREAK = {
     replaceOnce(
       src,
       'async function main(): Promise<void> {\n',
-      "async function main(): Promise<void> {\n  if (process.env.PERSONA_DIR !== undefined) fatal('this build is broken on purpose');\n",
+      "async function main(): Promise<void> {\n  if (process.env.PERSONA_DIR !== undefined) {\n    process.stderr.write('this build is broken on purpose\\n');\n    process.exit(2);\n  }\n",
     ),
   /** The worker listens but never starts its browser, so it never becomes initialized. */
   neverInitialized: (src: string): string =>
