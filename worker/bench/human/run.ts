@@ -20,7 +20,8 @@ import { planTrials } from './trials';
  * `npm run bench:human`: the human-likeness figures, measured from the events a
  * recording page saw, for our REST primitives beside ghost-cursor driving the same targets in
  * the same browser. Figures are printed, never asserted. HUMAN_MOVES (30) and HUMAN_FITTS_REPS
- * (2) size the mouse part; HUMAN_PHASES (mouse,typing,scroll) runs only the phases named;
+ * (2) size the mouse part, HUMAN_SCROLL_ROUNDS (1) the scroll part; HUMAN_PHASES
+ * (mouse,typing,scroll) runs only the phases named;
  * HUMAN_DUMP=FILE also writes both raw event logs there as JSON.
  */
 
@@ -33,7 +34,12 @@ const TEXT =
   'Meanwhile, 3 curious kids wander by and ask what time it is; nobody answers. ' +
   'Later that evening the wind picks up, leaves scatter across the old stone path, ' +
   'and the fox wakes, stretches and trots home before the rain.';
-const SCROLLS = [500, 800, -400, 600];
+/**
+ * The scrolls per side, HUMAN_SCROLL_ROUNDS times over (1): each round moves the page 1500 px
+ * down, and the recording page is 20000 px tall, so up to 12 rounds fit.
+ */
+const SCROLL_ROUNDS = Number(process.env.HUMAN_SCROLL_ROUNDS ?? 1);
+const SCROLLS = Array.from({ length: SCROLL_ROUNDS }, () => [500, 800, -400, 600]).flat();
 const PHASES: readonly Phase[] = ['mouse', 'typing', 'scroll'];
 
 /** HUMAN_PHASES as a list of known phases (all of them when unset). */
@@ -156,7 +162,7 @@ async function main(): Promise<number> {
     `\npersona-browser human-likeness — ${os.cpus().length} × ${cpu}, node ${process.version}, ${seconds.toFixed(0)} s\n` +
       `1-min load average ${load.start} at start, ${load.end} at end (other work on the machine skews timing figures).\n` +
       `From the events a recording page saw: ${trials} mouse moves per side (the same seeded targets), ` +
-      `${TEXT.length} typed chars (${TYPING_RUNS} calls for ours, 1 for page.type), ${SCROLLS.length} scrolls (${SCROLLS.join(', ')} px).\n` +
+      `${TEXT.length} typed chars (${TYPING_RUNS} calls for ours, 1 for page.type), ${SCROLLS.length} scrolls (${SCROLL_ROUNDS} × 500, 800, -400, 600 px).\n` +
       `ghost-cursor has no typing: its typing rows are puppeteer page.type with delay ${TYPE_DELAY_MS} ms; ` +
       'scrolling is ghost-cursor scroll() with its defaults. ✓/✗ compare with the targets; nothing is asserted.\n\n',
   );
