@@ -110,7 +110,8 @@ const inBand = (n: number): boolean => n >= 80 && n <= 120;
 function notchesOutside(notches: readonly number[]): string {
   const out = notches.filter((n) => !inBand(n));
   if (out.length === 0) return `all ${notches.length} inside`;
-  const list = out.map((n) => n.toFixed(1)).join(', ');
+  const shown = out.slice(0, 12).map((n) => n.toFixed(1));
+  const list = shown.join(', ') + (out.length > shown.length ? ', …' : '');
   return `${notches.length - out.length} of ${notches.length} inside; outside: ${list}`;
 }
 
