@@ -81,6 +81,10 @@ export function makeFleetRepo(personas: Record<string, string>): FleetRepo {
   git(dev, 'push', '--quiet', '-u', 'origin', 'main');
   git(dir, 'clone', '--quiet', remote, checkout);
   execFileSync('cp', ['-al', path.join(ROOT, 'node_modules'), path.join(checkout, 'node_modules')]);
+  // The lock file as old as this repository's, so the supervisor judges the linked install as
+  // it would here (installed after the lock file changed: kept), not as older than a fresh copy.
+  const lock = fs.statSync(path.join(ROOT, 'package-lock.json'));
+  fs.utimesSync(path.join(checkout, 'package-lock.json'), lock.atime, lock.mtime);
   for (const pkg of fs.readdirSync(ROOT)) {
     const dist = path.join(ROOT, pkg, 'dist');
     if (fs.existsSync(path.join(checkout, pkg)) && fs.existsSync(dist)) {
