@@ -1,14 +1,11 @@
 import fs from 'node:fs';
-import path from 'node:path';
+import { updateTriggerPath } from '@persona-browser/service-kit';
 import type { Git } from './git';
-
-/** What `GET /api/v1/system/update` touches in the checkout. */
-export const TRIGGER_FILE = '.update-trigger';
 
 /** Whether the trigger file was there; it is removed (consumed) when it was. */
 export function consumeTrigger(repoRoot: string): boolean {
   try {
-    fs.unlinkSync(path.join(repoRoot, TRIGGER_FILE));
+    fs.unlinkSync(updateTriggerPath(repoRoot));
     return true;
   } catch {
     return false;

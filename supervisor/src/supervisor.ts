@@ -4,6 +4,7 @@ import type {
   SupervisorStatus,
   UpdateRecord,
 } from '@persona-browser/contracts';
+import { UPDATE_TRIGGER_FILE } from '@persona-browser/service-kit';
 import type { SupervisorConfig } from './config';
 import { consumeTrigger, decide } from './decide';
 import type { Git } from './git';
@@ -309,7 +310,7 @@ export class Supervisor {
       );
       return 'rolled_back';
     }
-    this.halted = `the rollback to ${short(good)} failed too: ${gate.reason}. Updates stop until .update-trigger is touched or the supervisor restarts`;
+    this.halted = `the rollback to ${short(good)} failed too: ${gate.reason}. Updates stop until ${UPDATE_TRIGGER_FILE} is touched or the supervisor restarts`;
     log.error(this.halted);
     return 'rollback_failed';
   }

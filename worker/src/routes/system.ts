@@ -1,5 +1,6 @@
 import type { ValidationResult } from 'joi';
 import type { CommitInfo, MetricsBody, PingResult } from '@persona-browser/contracts';
+import { UPDATE_TRIGGER_FILE } from '@persona-browser/service-kit';
 import {
   SYSTEM_PATHS,
   WAKER_METRICS_PATH,
@@ -135,11 +136,11 @@ export function systemRoutes(d: SystemDeps): AnyRoute[] {
       path: `${P}/update`,
       auth: true,
       tag: 'System',
-      summary: 'Ask the supervisor to pull new code (touches .update-trigger)',
+      summary: `Ask the supervisor to pull new code (touches ${UPDATE_TRIGGER_FILE})`,
       response: messageResponse,
       handler: async () => {
         touchUpdateTrigger(d.repoRoot);
-        return { message: 'Update requested (.update-trigger touched)' };
+        return { message: `Update requested (${UPDATE_TRIGGER_FILE} touched)` };
       },
     }),
     route({
