@@ -207,6 +207,9 @@ export class ManagedPage {
       this.loadingNow = Boolean(opts.navigation);
       if (opts.navigation && !this.responsive) await this.stopHungScript(call);
       const result = await call.race(work(call));
+      // Status shows where the call left the page (a navigation's new title) the moment the
+      // call answers, not at the next probe. A call that failed leaves that to the probe.
+      await this.readTitle();
       this.lastFailed = false;
       return result;
     } catch (err) {
@@ -215,9 +218,6 @@ export class ManagedPage {
       throw err;
     } finally {
       call.end();
-      // Status shows where the call left the page (a navigation's new title) the moment the
-      // call answers, not at the next probe.
-      await this.readTitle();
       this.currentOperation = null;
       this.operationStartedAt = null;
       this.loadingNow = false;
