@@ -3,7 +3,7 @@ import type { MetricsBody, PersonaInfo, SupervisorStatus } from '@persona-browse
 import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
 import { boxes, sidewaysOverflow, spillingOut } from '../../worker/test/helpers/on-screen';
 import type { PanelServer } from './helpers/panel-server';
-import { persona, servePanel } from './helpers/panel-server';
+import { persona, servePanel, supervisorStatus } from './helpers/panel-server';
 
 /**
  * The fleet panel's layout as a person sees it at a phone's, a tablet's and a desktop's window
@@ -56,22 +56,15 @@ function metrics(): MetricsBody {
   };
 }
 
-const supervisor = (): Partial<SupervisorStatus> => ({
-  state: 'idle',
-  commit: {
-    hash: 'abcdef1234567890abcdef1234567890abcdef12',
-    subject: 'A commit subject long enough to need a line of its own on a narrow screen',
-    date: '2026-11-20T10:00:00Z',
-  },
-  healthy_commit: 'abcdef1234567890abcdef1234567890abcdef12',
-  upstream: 'origin/main',
-  refused: null,
-  halted: null,
-  last_update: null,
-  bad_commits: [],
-  log: [],
-  waker: { pid: 4241, running: true },
-});
+const supervisor = (): Partial<SupervisorStatus> =>
+  supervisorStatus({
+    commit: {
+      hash: 'abcdef1234567890abcdef1234567890abcdef12',
+      subject: 'A commit subject long enough to need a line of its own on a narrow screen',
+      date: '2026-11-20T10:00:00Z',
+    },
+    healthy_commit: 'abcdef1234567890abcdef1234567890abcdef12',
+  });
 
 let stand: PanelServer;
 let client: { browser: Browser; close(): Promise<void> };

@@ -3,7 +3,7 @@ import type { SupervisorStatus } from '@persona-browser/contracts';
 import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
 import { shown, sidewaysOverflow } from '../../worker/test/helpers/on-screen';
 import type { PanelServer } from './helpers/panel-server';
-import { servePanel } from './helpers/panel-server';
+import { servePanel, supervisorStatus } from './helpers/panel-server';
 
 /**
  * The fleet panel's Updates card and the supervisor's remote (`remote` in GET /api/supervisor):
@@ -24,31 +24,10 @@ const GIT_SAID = [
   'and the repository exists.',
 ].join('\n');
 
-interface RemoteSeen {
-  url: string | null;
-  reachable: boolean | null;
-  checked_at: string | null;
-  error: string | null;
-}
+type RemoteSeen = SupervisorStatus['remote'];
 
 /** The remote the canned supervisor reports now; undefined: an older one without the field. */
 let remote: RemoteSeen | undefined;
-
-function status(): Omit<SupervisorStatus, 'remote'> & { remote?: RemoteSeen } {
-  return {
-    state: 'idle',
-    commit: { hash: 'a'.repeat(40), subject: 'The running commit', date: '2026-11-20T10:00:00Z' },
-    healthy_commit: 'a'.repeat(40),
-    upstream: 'origin/main',
-    refused: null,
-    halted: null,
-    last_update: null,
-    bad_commits: [],
-    log: [],
-    waker: { pid: 4241, running: true },
-    ...(remote === undefined ? {} : { remote }),
-  };
-}
 
 let stand: PanelServer;
 let client: { browser: Browser; close(): Promise<void> };
@@ -64,7 +43,7 @@ beforeAll(async () => {
       res.json({ interval_s: 5, window_s: 60, samples: [] });
     });
     api.get('/supervisor', (_req, res) => {
-      res.json(status());
+      res.json(supervisorStatus({ remote }));
     });
   });
   client = await launchClientBrowser();

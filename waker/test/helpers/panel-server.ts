@@ -2,7 +2,7 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express from 'express';
-import type { PersonaInfo } from '@persona-browser/contracts';
+import type { PersonaInfo, SupervisorStatus } from '@persona-browser/contracts';
 
 /**
  * The fleet panel's files served as the waker serves them (the panel at `/`, the shared files
@@ -77,5 +77,29 @@ export function persona(name: string, port: number, over: Partial<PersonaInfo>):
     error: null,
     proxy: null,
     ...over,
+  };
+}
+
+/**
+ * A supervisor status as `GET /api/supervisor` answers between updates; `remote` (and the rest)
+ * as the test sets it. A `remote` of undefined leaves the field out, as an older supervisor does.
+ */
+export function supervisorStatus(
+  over: Partial<SupervisorStatus> = {},
+): Omit<SupervisorStatus, 'remote'> & Partial<Pick<SupervisorStatus, 'remote'>> {
+  const { remote, ...rest } = over;
+  return {
+    state: 'idle',
+    commit: { hash: 'a'.repeat(40), subject: 'The running commit', date: '2026-11-20T10:00:00Z' },
+    healthy_commit: 'a'.repeat(40),
+    upstream: 'origin/main',
+    refused: null,
+    halted: null,
+    last_update: null,
+    bad_commits: [],
+    log: [],
+    waker: { pid: 4241, running: true },
+    ...(remote === undefined ? {} : { remote }),
+    ...rest,
   };
 }
