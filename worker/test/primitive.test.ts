@@ -1,38 +1,17 @@
-import type { Fixture } from './helpers/fixture';
-import { startFixture } from './helpers/fixture';
-import { Observer } from './helpers/observer';
-import type { RunningWorker } from './helpers/worker';
-import { sleep, startWorker } from './helpers/worker';
+import { useObservedWorker } from './helpers/observed-worker';
+import { sleep } from './helpers/worker';
 
-let w: RunningWorker;
-let site: Fixture;
-let eye: Observer;
 type Body = Record<string, any>;
 type Rect = { x: number; y: number; w: number; h: number };
 
-beforeAll(async () => {
-  site = await startFixture();
-  // DevTools on a port too: the tests read what the page saw through it.
-  w = await startWorker({ env: { DEVTOOLS_PORT: '0' } });
-  await w.waitInitialized();
-  await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'p' } });
-  eye = await Observer.attach(w);
-});
-afterAll(async () => {
-  await eye?.detach();
-  await w?.stop();
-  await site?.close();
-});
-
-const prim = (action: string, body?: unknown) =>
-  w.call<Body>('POST', `/api/v1/primitive/p/${action}`, { body });
+const { ctx, prim } = useObservedWorker();
 async function open(query = ''): Promise<void> {
-  const r = await w.call<Body>('POST', '/api/v1/ops/p/navigate', {
-    body: { url: `${site.url}/input${query}` },
+  const r = await ctx.w.call<Body>('POST', '/api/v1/ops/p/navigate', {
+    body: { url: `${ctx.site.url}/input${query}` },
   });
   expect(r.body.success).toBe(true);
 }
-const log = <T = any>(expr: string): Promise<T> => eye.read<T>('/input', expr);
+const log = <T = any>(expr: string): Promise<T> => ctx.eye.read<T>('/input', expr);
 const value = (id: string): Promise<string> => log(`document.getElementById('${id}').value`);
 const strictlyInside = (p: { x: number; y: number }, r: Rect): boolean =>
   p.x > r.x && p.y > r.y && p.x < r.x + r.w - 1 && p.y < r.y + r.h - 1;
@@ -60,7 +39,7 @@ describe('mouse', () => {
       success: true,
       page_id: 'p',
       selector: '#btn',
-      url: `${site.url}/input`,
+      url: `${ctx.site.url}/input`,
     });
     const clicks =
       await log<Array<{ id: string; x: number; y: number; trusted: boolean; rect: Rect }>>(
@@ -140,8 +119,11 @@ describe('mouse', () => {
       expect(bad.body.success).toBe(false);
     }
     expect(
-      (await w.call('POST', '/api/v1/primitive/nobody/click-position', { body: { x: 1, y: 1 } }))
-        .status,
+      (
+        await ctx.w.call('POST', '/api/v1/primitive/nobody/click-position', {
+          body: { x: 1, y: 1 },
+        })
+      ).status,
     ).toBe(404);
   });
 });
@@ -355,15 +337,15 @@ describe('reload and zoom', () => {
   test('reload-page: F5, one full reload, its status code; the page state is fresh', async () => {
     await open('?reload');
     await prim('click-position', { x: 360, y: 215 });
-    const seen = site.seen.filter((s) => s === 'GET /input').length;
+    const seen = ctx.site.seen.filter((s) => s === 'GET /input').length;
     const r = await prim('reload-page');
     expect(r.body).toMatchObject({
       success: true,
       key: 'F5',
       status_code: 200,
-      url: `${site.url}/input?reload`,
+      url: `${ctx.site.url}/input?reload`,
     });
-    expect(site.seen.filter((s) => s === 'GET /input').length).toBe(seen + 1);
+    expect(ctx.site.seen.filter((s) => s === 'GET /input').length).toBe(seen + 1);
     expect(await log<unknown[]>('__log.clicks')).toHaveLength(0);
   });
 
@@ -382,14 +364,14 @@ describe('reload and zoom', () => {
 
 describe('leases and locks apply to primitives', () => {
   test('a leased page refuses primitives without its token', async () => {
-    const lease = await w.call<Body>('POST', '/api/v1/ops/p/lease', { body: { ttl: 30 } });
+    const lease = await ctx.w.call<Body>('POST', '/api/v1/ops/p/lease', { body: { ttl: 30 } });
     const refused = await prim('hover-position', { x: 10, y: 10 });
     expect(refused.status).toBe(423);
-    const ok = await w.call<Body>('POST', '/api/v1/primitive/p/hover-position', {
+    const ok = await ctx.w.call<Body>('POST', '/api/v1/primitive/p/hover-position', {
       body: { x: 10, y: 10 },
       lease: lease.body.lease_token,
     });
     expect(ok.body.success).toBe(true);
-    await w.call('DELETE', '/api/v1/ops/p/lease', { lease: lease.body.lease_token });
+    await ctx.w.call('DELETE', '/api/v1/ops/p/lease', { lease: lease.body.lease_token });
   });
 });

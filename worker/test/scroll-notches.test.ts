@@ -3,35 +3,14 @@
  * when the page's main thread is busy (Chromium merges wheel events that wait for it), and the
  * main burst the page saw adds up to the `scrolled_distance` the call reported.
  */
-import type { Fixture } from './helpers/fixture';
-import { startFixture } from './helpers/fixture';
-import { Observer } from './helpers/observer';
-import type { RunningWorker } from './helpers/worker';
-import { sleep, startWorker } from './helpers/worker';
+import { useObservedWorker } from './helpers/observed-worker';
+import { sleep } from './helpers/worker';
 
-let w: RunningWorker;
-let site: Fixture;
-let eye: Observer;
 type Body = Record<string, any>;
 type Wheel = { dy: number; trusted: boolean };
 
-beforeAll(async () => {
-  site = await startFixture();
-  // DevTools on a port too: the test reads what the page saw through it.
-  w = await startWorker({ env: { DEVTOOLS_PORT: '0' } });
-  await w.waitInitialized();
-  await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'p' } });
-  eye = await Observer.attach(w);
-});
-afterAll(async () => {
-  await eye?.detach();
-  await w?.stop();
-  await site?.close();
-});
-
-const prim = (action: string, body?: unknown) =>
-  w.call<Body>('POST', `/api/v1/primitive/p/${action}`, { body });
-const wheels = (): Promise<Wheel[]> => eye.read<Wheel[]>('/input', '__log.wheels');
+const { ctx, prim } = useObservedWorker();
+const wheels = (): Promise<Wheel[]> => ctx.eye.read<Wheel[]>('/input', '__log.wheels');
 
 /** The page's wheel log once no more events arrive: the last notch may land after the call. */
 async function settledWheels(): Promise<Wheel[]> {
@@ -53,11 +32,11 @@ async function scrollAll(
   distances: number[],
   pageScript?: string,
 ): Promise<Array<{ distance: number; reported: number; seen: number[] }>> {
-  const nav = await w.call<Body>('POST', '/api/v1/ops/p/navigate', {
-    body: { url: `${site.url}/input` },
+  const nav = await ctx.w.call<Body>('POST', '/api/v1/ops/p/navigate', {
+    body: { url: `${ctx.site.url}/input` },
   });
   expect(nav.body.success).toBe(true);
-  if (pageScript) await eye.read('/input', pageScript);
+  if (pageScript) await ctx.eye.read('/input', pageScript);
   await prim('hover-position', { x: 150, y: 700 });
   const calls = [];
   for (const distance of distances) {
