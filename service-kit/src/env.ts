@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type Joi from 'joi';
+import { errnoCode, errorMessage } from './errors';
 
 /** A setting that stops start-up: one line naming the variable or the file. */
 export class ConfigError extends Error {}
@@ -27,10 +28,8 @@ export function readEnvFile(file: string): Record<string, string> {
   try {
     return parseEnvFile(fs.readFileSync(file, 'utf8'));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new ConfigError(
-      `cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    if (errnoCode(err) === 'ENOENT') return {};
+    throw new ConfigError(`cannot read ${file}: ${errorMessage(err)}`);
   }
 }
 

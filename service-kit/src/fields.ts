@@ -2,8 +2,9 @@ import type Joi from 'joi';
 
 /** The fields a schema declares, sorted, for a message naming them. */
 function declaredFields(schema: Joi.ObjectSchema | undefined): string[] {
-  const keys = schema ? (schema.describe() as { keys?: Record<string, unknown> }).keys : {};
-  return Object.keys(keys ?? {}).sort();
+  // An object schema's description lists its fields under `keys` (absent when it has none).
+  const keys: unknown = schema?.describe().keys;
+  return keys && typeof keys === 'object' ? Object.keys(keys).sort() : [];
 }
 
 /**

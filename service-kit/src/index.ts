@@ -1,5 +1,6 @@
 export * from './auth';
 export * from './env';
+export * from './errors';
 export * from './fields';
 export * from './http';
 export * from './lifecycle';

@@ -23,6 +23,15 @@ export function redact(value: unknown, secrets: readonly string[], depth = 0): u
   if (value instanceof Error) return { name: value.name, message: redact(value.message, secrets) };
   if (!value || typeof value !== 'object' || depth > 4) return value;
   if (Array.isArray(value)) return value.map((v) => redact(v, secrets, depth + 1));
+  return redactFields(value, secrets, depth);
+}
+
+/** An object's fields redacted as `redact` does: a secret-looking field's text is hidden. */
+function redactFields(
+  value: object,
+  secrets: readonly string[],
+  depth = 0,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     out[k] =
@@ -47,7 +56,7 @@ export function createLogger(options: LoggerOptions): Logger {
   const { secrets, service, level = process.env.LOG_LEVEL ?? 'info' } = options;
   const known = secrets instanceof SecretValues ? secrets : new SecretValues(secrets);
   const scrub = winston.format((info) =>
-    Object.assign(info, redact({ ...info }, known.list()) as object),
+    Object.assign(info, redactFields({ ...info }, known.list())),
   );
   return winston.createLogger({
     level,

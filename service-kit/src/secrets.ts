@@ -19,7 +19,7 @@ function formsOf(value: string): string[] {
     uri,
     uri.replace(/%20/g, '+'),
     JSON.stringify(value).slice(1, -1),
-    value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string),
+    value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c),
   ];
 }
 
