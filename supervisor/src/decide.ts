@@ -21,13 +21,16 @@ export type Decision =
 
 const short = (hash: string): string => hash.slice(0, 12);
 
+/** The four questions a decision asks of the checkout (the `Git` class answers them). */
+export type CheckoutView = Pick<Git, 'head' | 'isAncestor' | 'localCommits' | 'dirty'>;
+
 /**
  * Decides, from the checkout and its freshly fetched upstream commit, whether to update: never
  * over local work (uncommitted changes to tracked files, or commits the upstream lacks), never
  * to a commit that failed its gate before.
  */
 export async function decide(
-  git: Git,
+  git: CheckoutView,
   upstream: string,
   target: string,
   isBad: (hash: string) => boolean,
