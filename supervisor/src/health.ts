@@ -1,5 +1,6 @@
 import type Joi from 'joi';
 import type { PersonaList, PingResult } from '@persona-browser/contracts';
+import { errorMessage } from '@persona-browser/service-kit';
 import {
   SYSTEM_PATHS,
   WAKER_PATHS,
@@ -84,14 +85,14 @@ export async function healthGate(o: GateOptions): Promise<GateResult> {
               else seen.set(p.name, `answers on commit ${hash?.slice(0, 12) ?? 'unknown'}`);
             } catch (err) {
               const state = p.error ? `${p.state}: ${p.error}` : p.state;
-              seen.set(p.name, `${state} (${(err as Error).message})`);
+              seen.set(p.name, `${state} (${errorMessage(err)})`);
             }
           }),
       );
       const missing = personas.filter((p) => !healthy.has(p.name));
       if (missing.length === 0) return { ok: true, personas: [...healthy] };
     } catch (err) {
-      waker = `the waker did not answer: ${(err as Error).message}`;
+      waker = `the waker did not answer: ${errorMessage(err)}`;
     }
     await sleep(Math.min(o.pollMs ?? 1_000, Math.max(0, deadline - Date.now())));
   }

@@ -1,4 +1,5 @@
 import type { SupervisorRemote } from '@persona-browser/contracts';
+import { errorMessage } from '@persona-browser/service-kit';
 import { Git } from './git';
 import type { UpdateLog } from './log';
 import { CommandError, redactCredentials } from './run';
@@ -8,7 +9,7 @@ const REACH_TIMEOUT_MS = 20_000;
 
 /** git's own words for a failure (its whole message), or the error's. */
 const reason = (err: unknown): string =>
-  err instanceof CommandError && err.detail ? err.detail : (err as Error).message;
+  err instanceof CommandError && err.detail ? err.detail : errorMessage(err);
 
 /**
  * Whether the upstream's remote can be reached from where the supervisor runs, for the status:

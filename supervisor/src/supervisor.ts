@@ -4,7 +4,7 @@ import type {
   SupervisorStatus,
   UpdateRecord,
 } from '@persona-browser/contracts';
-import { UPDATE_TRIGGER_FILE } from '@persona-browser/service-kit';
+import { errorMessage, UPDATE_TRIGGER_FILE } from '@persona-browser/service-kit';
 import type { SupervisorConfig } from './config';
 import { consumeTrigger, decide } from './decide';
 import type { Git } from './git';
@@ -140,7 +140,7 @@ export class Supervisor {
         // Nothing else runs: a waker on what there is (the configured image) serves what it can.
         log.warn('starting the waker anyway, on the build and image at hand');
         await this.restartWaker(head, this.p.config.docker?.image ?? null).catch((err: unknown) =>
-          log.error(`cannot start the waker: ${(err as Error).message}`),
+          log.error(`cannot start the waker: ${errorMessage(err)}`),
         );
       }
     }
@@ -156,7 +156,7 @@ export class Supervisor {
     }
     this.busy = this.checkOnce(trigger)
       .catch((err: unknown) => {
-        this.sayOnce('error', `update check failed: ${(err as Error).message}`);
+        this.sayOnce('error', `update check failed: ${errorMessage(err)}`);
       })
       .finally(() => {
         this.busy = null;
@@ -330,7 +330,7 @@ export class Supervisor {
   private prepareAndGate(hash: string, timings: UpdateRecord['timings']): Promise<GateResult> {
     return this.tryGate(hash, timings).catch((err: unknown) => ({
       ok: false,
-      reason: (err as Error).message,
+      reason: errorMessage(err),
     }));
   }
 
@@ -381,7 +381,7 @@ export class Supervisor {
       const last = this.running;
       if (!last) return;
       this.restartWaker(last.hash, last.image).catch((err: unknown) =>
-        this.p.log.error(`cannot start the waker: ${(err as Error).message}`),
+        this.p.log.error(`cannot start the waker: ${errorMessage(err)}`),
       );
     }, WAKER_RESTART_MS);
   }

@@ -3,6 +3,7 @@ import type { IdentitySettings } from './config';
 import type { InstanceHandle, RuntimeDriver } from './drivers/types';
 import { FrontDoor } from './front-door';
 import type { Logger } from '@persona-browser/service-kit';
+import { errnoCode, errorMessage } from '@persona-browser/service-kit';
 import { Persona } from './persona';
 import type { PersonaSpec } from './personas';
 import { discoverPersonas } from './personas';
@@ -92,11 +93,11 @@ export class Fleet {
         await door.listen();
         this.doors.push(door);
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
+        const code = errnoCode(err);
         persona.markFatal(
           code === 'EADDRINUSE'
             ? `port ${persona.spec.port} is already in use on the host`
-            : `cannot listen on port ${persona.spec.port}: ${(err as Error).message}`,
+            : `cannot listen on port ${persona.spec.port}: ${errorMessage(err)}`,
         );
       }
     }
@@ -109,7 +110,7 @@ export class Fleet {
     await this.takeOver();
     for (const persona of this.personas.values()) {
       if (persona.spec.mode === 'always-on' && persona.state === 'waking') {
-        persona.wake().catch((err: unknown) => logger.error((err as Error).message));
+        persona.wake().catch((err: unknown) => logger.error(errorMessage(err)));
       }
     }
     const tickMs = this.opts.tickMs ?? 1_000;

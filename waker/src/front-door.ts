@@ -5,7 +5,7 @@ import { createProxyServer } from 'http-proxy-3';
 import { SYSTEM_PATHS } from '@persona-browser/contracts';
 import type { Address } from './drivers/types';
 import type { Logger } from '@persona-browser/service-kit';
-import { errorEnvelope, sendJson } from '@persona-browser/service-kit';
+import { errorEnvelope, errorMessage, sendJson } from '@persona-browser/service-kit';
 import type { Persona } from './persona';
 import { IdentityWakeError } from './persona';
 
@@ -113,7 +113,7 @@ export class FrontDoor {
         sendError(
           res,
           wakeStatus(err),
-          `persona ${persona.name} could not be woken: ${(err as Error).message}`,
+          `persona ${persona.name} could not be woken: ${errorMessage(err)}`,
         ),
       );
   }
@@ -142,7 +142,7 @@ export class FrontDoor {
         refuseUpgrade(
           socket,
           wakeStatus(err),
-          `persona ${persona.name} could not be woken: ${(err as Error).message}`,
+          `persona ${persona.name} could not be woken: ${errorMessage(err)}`,
         ),
     );
   }
@@ -154,7 +154,7 @@ export class FrontDoor {
     } catch (err) {
       this.logger.error('cannot touch the update trigger', {
         file: this.updateTrigger,
-        error: (err as Error).message,
+        error: errorMessage(err),
       });
     }
   }

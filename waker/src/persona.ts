@@ -12,6 +12,7 @@ import { makeIdentity, readIdentityFile, removeIdentity, writeIdentity } from '.
 import type { ProxyStatus } from './identity';
 import { ProxyErrorReadings } from './identity';
 import type { Logger } from '@persona-browser/service-kit';
+import { errnoCode, errorMessage } from '@persona-browser/service-kit';
 import type { PersonaSpec } from './personas';
 import { isReady, pingWorker } from './worker-client';
 
@@ -199,7 +200,7 @@ export class Persona {
       this.handle = handle;
       await this.waitReady(handle);
     } catch (err) {
-      const message = (err as Error).message;
+      const message = errorMessage(err);
       if (handle) {
         this.handle = null;
         await this.opts.driver.stop(handle).catch(() => undefined);
@@ -248,13 +249,13 @@ export class Persona {
         locale: identity.locale,
       });
     } catch (err) {
-      const message = `proxy identity failed: ${(err as Error).message}`;
+      const message = `proxy identity failed: ${errorMessage(err)}`;
       this.identity = null;
       try {
         removeIdentity(this.spec.dir);
       } catch (rmErr) {
         this.log.error('cannot remove the old proxy identity', {
-          error: (rmErr as NodeJS.ErrnoException).code ?? String(rmErr),
+          error: errnoCode(rmErr) ?? String(rmErr),
         });
       }
       this.failures += 1;
@@ -283,7 +284,7 @@ export class Persona {
         this.commit = ping.commit;
         if (this.spec.proxyCountry) this.proxyErrors.record(ping.proxy_errors);
       })
-      .catch((err: unknown) => this.log.warn('ping failed', { error: (err as Error).message }))
+      .catch((err: unknown) => this.log.warn('ping failed', { error: errorMessage(err) }))
       .finally(() => {
         this.pinging = false;
       });
@@ -386,7 +387,7 @@ export class Persona {
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
       this.wake().catch((err: unknown) =>
-        this.log.error('restart failed', { error: (err as Error).message }),
+        this.log.error('restart failed', { error: errorMessage(err) }),
       );
     }, delay);
   }
@@ -407,7 +408,7 @@ export class Persona {
     if (this.spec.mode === 'sleepy' && !busy && this.state === 'running' && !this.paused) {
       if (this.activity.idleMs(now) >= (this.spec.idleTimeoutS ?? Infinity) * 1000) {
         await this.serial(() => this.sleepIfIdle()).catch((err: unknown) =>
-          this.log.error('sleep failed', { error: (err as Error).message }),
+          this.log.error('sleep failed', { error: errorMessage(err) }),
         );
         return;
       }
@@ -430,7 +431,7 @@ export class Persona {
         this.healthFails = 0;
         this.failures += 1;
         await this.restart().catch((err: unknown) =>
-          this.log.error('restart failed', { error: (err as Error).message }),
+          this.log.error('restart failed', { error: errorMessage(err) }),
         );
       }
     }

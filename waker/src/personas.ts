@@ -3,7 +3,7 @@ import path from 'node:path';
 import Joi from 'joi';
 import type { PersonaMode } from '@persona-browser/contracts';
 import { PERSONA_MODES } from '@persona-browser/contracts';
-import { parseEnvFile } from '@persona-browser/service-kit';
+import { errnoCode, parseEnvFile } from '@persona-browser/service-kit';
 import { parseCountry } from './identity/locale';
 
 /** One persona folder as the waker reads it (`persona.env`). */
@@ -69,7 +69,7 @@ export function readPersona(dir: string): PersonaSpec | PersonaProblem {
   try {
     text = fs.readFileSync(path.join(dir, 'persona.env'), 'utf8');
   } catch (err) {
-    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    const missing = errnoCode(err) === 'ENOENT';
     return {
       name,
       variable: 'persona.env',

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Docker from 'dockerode';
 import type { Logger } from '@persona-browser/service-kit';
+import { errorMessage } from '@persona-browser/service-kit';
 import { hostPathTranslator } from './host-path';
 import type { ExitInfo, FoundInstance, InstanceHandle, InstanceSpec, RuntimeDriver } from './types';
 import { DriverError } from './types';
@@ -69,7 +70,7 @@ export class DockerDriver implements RuntimeDriver {
       seccomp = JSON.stringify(JSON.parse(fs.readFileSync(file, 'utf8')));
     } catch (err) {
       throw new DriverError(
-        `cannot read the seccomp profile for Chromium at ${file}: ${(err as Error).message}`,
+        `cannot read the seccomp profile for Chromium at ${file}: ${errorMessage(err)}`,
       );
     }
     const docker = opts.docker ?? new Docker();

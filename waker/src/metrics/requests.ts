@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
+import { errnoCode } from '@persona-browser/service-kit';
 
 export interface HourCount {
   /** Start of the UTC hour, ISO 8601 (`2026-11-23T17:00:00Z`). */
@@ -53,7 +54,7 @@ async function countFile(file: string, onStart: (ms: number) => void): Promise<v
     const handle = await fs.promises.open(file, 'r');
     stream = handle.createReadStream({ encoding: 'utf8' });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if (errnoCode(err) === 'ENOENT') return;
     throw err;
   }
   const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });

@@ -6,6 +6,7 @@ import type {
   MetricsSample,
   SystemSample,
 } from '@persona-browser/contracts';
+import { errorMessage } from '@persona-browser/service-kit';
 import type { HostRoots } from './host';
 import {
   REAL_HOST,
@@ -111,9 +112,7 @@ export class MetricsSampler {
     }
     this.roots = o.roots ?? REAL_HOST;
     this.onError =
-      o.onError ??
-      ((err) =>
-        process.stderr.write(`metrics sample failed: ${(err as Error)?.message ?? String(err)}\n`));
+      o.onError ?? ((err) => process.stderr.write(`metrics sample failed: ${errorMessage(err)}\n`));
   }
 
   /** Takes the baseline reading now and samples on the schedule from then on. */
