@@ -83,6 +83,5 @@ export class BrowserFailure extends ApiError {
   }
 }
 
-export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
+/** One reading of a caught value for every program of the product. */
+export { errorMessage } from '@persona-browser/service-kit';

@@ -1,4 +1,5 @@
 import type { CDPSession } from 'puppeteer-core';
+import { errorMessage } from '../errors';
 
 interface EvalResult {
   result: { value?: unknown; description?: string };
@@ -45,7 +46,7 @@ export async function evaluateInWorld(
       }
       return res.result.value;
     } catch (err) {
-      const stale = /context|Cannot find|destroyed/i.test((err as Error).message);
+      const stale = /context|Cannot find|destroyed/i.test(errorMessage(err));
       const retry = opts.mayRetry?.() ?? true;
       if (err instanceof PageScriptError || !retry || !stale || attempt >= 1) throw err;
     }

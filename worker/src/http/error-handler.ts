@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { ApiError, BrowserFailure } from '../errors';
+import { ApiError, BrowserFailure, errorMessage } from '../errors';
 import type { Logger } from '@persona-browser/service-kit';
 import { AuthError } from '@persona-browser/service-kit';
 
@@ -57,9 +57,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (typeof parser.status === 'number' && parser.status >= 400 && parser.status < 500) {
-      res
-        .status(parser.status)
-        .json({ success: false, error: (err as Error).message, page_id: pageId });
+      res.status(parser.status).json({ success: false, error: errorMessage(err), page_id: pageId });
       return;
     }
     logger.error('unexpected error', { path: req.path, err });

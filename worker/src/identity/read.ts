@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { IDENTITY_FILE, identitySchema } from '@persona-browser/contracts';
 import type { ProxyIdentity } from '@persona-browser/contracts';
+import { errorMessage } from '../errors';
 
 /** The identity file exists but cannot be used: the worker must not start (never go direct). */
 export class IdentityError extends Error {}
@@ -29,7 +30,7 @@ export function readIdentity(personaDir: string | null): ProxyIdentity | null {
     parsed = JSON.parse(text);
   } catch (err) {
     // V8 quotes a snippet of the text in its message: keep only where it broke.
-    const at = /position (\d+)/.exec((err as Error).message);
+    const at = /position (\d+)/.exec(errorMessage(err));
     throw new IdentityError(
       `proxy identity ${file} is not valid JSON${at ? ` (at position ${at[1]})` : ''}`,
     );

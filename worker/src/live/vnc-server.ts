@@ -2,6 +2,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { startVnc } from '@persona-browser/xvfb';
 import type { Logger } from '@persona-browser/service-kit';
+import { errorMessage } from '../errors';
 import type { VncTarget } from './index';
 
 export interface VncProcess {
@@ -48,7 +49,7 @@ export async function liveVncTarget(o: {
     o.logger.info('vnc for the live view listening on localhost', { port, pid: started.pid });
     return { target: { port }, started };
   } catch (err) {
-    const reason = (err as Error).message;
+    const reason = errorMessage(err);
     o.logger.warn('live view unavailable', { reason });
     return { target: { unavailable: reason }, started: null };
   }

@@ -9,7 +9,7 @@ import type {
 import type { Call } from '../browser/call';
 import type { ManagedPage } from '../browser/managed-page';
 import type { CaptureRegistry } from '../capture/registry';
-import { BrowserFailure } from '../errors';
+import { BrowserFailure, errorMessage } from '../errors';
 import { Gestures } from '../human/gestures';
 import type { Rng } from '../human/types';
 import type { Logger } from '@persona-browser/service-kit';
@@ -137,7 +137,7 @@ export function pluginContext(
         try {
           return await readQrCodes(image);
         } catch (err) {
-          throw new BrowserFailure(`Reading QR codes failed: ${(err as Error).message}`, mp.id);
+          throw new BrowserFailure(`Reading QR codes failed: ${errorMessage(err)}`, mp.id);
         }
       },
     },

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import Joi from 'joi';
 import type { FamilyFile, ManifestFile } from '@persona-browser/plugin-sdk';
 import { PARAMETER_TYPES } from '@persona-browser/plugin-sdk';
+import { errorMessage } from '../errors';
 
 const FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'object', 'array'];
 const NAME = /^[a-z][a-z0-9_]*$/;
@@ -65,12 +66,12 @@ function readJson(file: string): unknown {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ManifestError(`cannot read ${file}: ${(err as Error).message}`);
+    throw new ManifestError(`cannot read ${file}: ${errorMessage(err)}`);
   }
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new ManifestError(`${file} is not JSON: ${(err as Error).message}`);
+    throw new ManifestError(`${file} is not JSON: ${errorMessage(err)}`);
   }
 }
 
