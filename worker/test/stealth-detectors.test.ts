@@ -15,8 +15,8 @@ import { sleep, startWorker } from './helpers/worker';
  * The worker's pages against detector pages served from loopback: this product's own checks
  * (one test per named signal) and two public detectors installed from the registry, BotD and
  * fpscanner. Every result is what the page's own script found and posted back; the test never
- * evaluates anything in the page. The same pages catch a plain puppeteer browser (last block),
- * so the checks can fail.
+ * evaluates anything in the page. The same pages, BotD and fpscanner included, catch a plain
+ * puppeteer browser (last block), so the checks can fail.
  */
 
 interface BotdReport {
@@ -90,8 +90,16 @@ function fpscannerFlags(report: FpscannerReport): string[] {
     .map(([k, v]) => `${k} (${v.severity})`);
 }
 
-/** The real browser's own signals, from the first block: a disguised one keeps its brands. */
-let realSignals: Signal[] = [];
+/** What the page's own checks report for a worker started with `env`, then stopped. */
+async function ownSignalsOf(pageId: string, env: Record<string, string>): Promise<Signal[]> {
+  const run = await detectorRun(pageId, env);
+  try {
+    await run.go(`${run.site.url}/own`);
+    return await run.site.waitFor<Signal[]>('own');
+  } finally {
+    await run.close();
+  }
+}
 
 describe('a worker page against the detector pages', () => {
   let run: DetectorRun;
@@ -108,7 +116,6 @@ describe('a worker page against the detector pages', () => {
     ({ site, w } = run);
     await run.go(`${site.url}/own`);
     own = await site.waitFor<Signal[]>('own');
-    realSignals = own;
     // Everything a client does with a page, while the hooks watch the main world: reading it,
     // looking at it, clicking and typing, and the health probe that runs every 2 s.
     for (const [method, route, body] of [
@@ -212,8 +219,14 @@ describe('a persona that tells Windows (BROWSER_PLATFORM=windows) on this Linux 
   let workers: { shared: System; service: System; error?: string };
   let fpscanner: FpscannerReport;
   let botd: BotdReport;
+  /** The same browser undisguised: a disguised one keeps its real brands. */
+  let realSignals: Signal[];
 
   beforeAll(async () => {
+    realSignals = await ownSignalsOf('real', {
+      BROWSER_TIMEZONE: 'Europe/Berlin',
+      BROWSER_LOCALE: 'de-DE',
+    });
     run = await detectorRun('win', {
       BROWSER_PLATFORM: 'windows',
       BROWSER_TIMEZONE: 'Europe/Berlin',
@@ -226,7 +239,7 @@ describe('a persona that tells Windows (BROWSER_PLATFORM=windows) on this Linux 
     await run.go(`${run.site.url}/workers`);
     workers = await run.site.waitFor('workers');
     ({ botd, fpscanner } = await run.publicDetectors());
-  }, 120_000);
+  }, 180_000);
   afterAll(() => run?.close());
 
   test('ua_consistency: page and worker agree, and every surface says Windows', () => {
@@ -303,6 +316,8 @@ describe('control: a plain puppeteer browser is caught by the same pages', () =>
   let page: Page;
   let own: Signal[];
   let hooks: HookReport;
+  let botd: BotdReport;
+  let fpscanner: FpscannerReport;
   let profile: string;
 
   beforeAll(async () => {
@@ -329,6 +344,10 @@ describe('control: a plain puppeteer browser is caught by the same pages', () =>
     await page.title();
     await page.$('#btn');
     hooks = await hooksAfter(site, Date.now());
+    await page.goto(`${site.url}/botd`);
+    botd = await site.waitFor<BotdReport>('botd');
+    await page.goto(`${site.url}/fpscanner`);
+    fpscanner = await site.waitFor<FpscannerReport>('fpscanner');
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -348,5 +367,18 @@ describe('control: a plain puppeteer browser is caught by the same pages', () =>
       expect.arrayContaining(['Element.outerHTML', 'XMLSerializer.serializeToString']),
     );
     expect(hooks.foreign.some((c) => /pptr:/.test(c.stack))).toBe(true);
+  });
+  test('BotD: a bot, flagged by its webdriver detector', () => {
+    expect(botd).toEqual({
+      bot: true,
+      botKind: 'headless_chrome',
+      flagged: expect.arrayContaining(['detectWebDriver:headless_chrome']),
+    });
+  });
+  test('fpscanner: a bot, flagged high for webdriver and for the DevTools Runtime domain', () => {
+    expect(fpscanner.bot).toBe(true);
+    expect(fpscannerFlags(fpscanner)).toEqual(
+      expect.arrayContaining(['hasWebdriver (high)', 'hasCDP (high)']),
+    );
   });
 });
