@@ -67,6 +67,8 @@ function contentPage(scale = 1): string {
 export async function startFixture(): Promise<Fixture> {
   const content = contentPage();
   const large = contentPage(15);
+  // ~200 kB: the size of a typical article page, where the API's fixed costs weigh most.
+  const medium = contentPage(6);
   const server = http.createServer((req, res) => {
     const pathname = new URL(req.url ?? '/', 'http://x').pathname;
     const html = (status: number, body: string): void => {
@@ -75,6 +77,7 @@ export async function startFixture(): Promise<Fixture> {
     };
     if (pathname === '/content') return html(200, content);
     if (pathname === '/content-large') return html(200, large);
+    if (pathname === '/content-medium') return html(200, medium);
     if (pathname === '/freeze') {
       // The renderer stops answering shortly after load: the worker should mark the page stuck.
       return html(

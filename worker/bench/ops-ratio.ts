@@ -58,7 +58,7 @@ const OPS: Op[] = [
 ];
 
 /** The DevTools port the browser wrote into its profile (first line of DevToolsActivePort). */
-function devtoolsUrl(profileDir: string): string {
+export function devtoolsUrl(profileDir: string): string {
   const port = fs.readFileSync(path.join(profileDir, 'DevToolsActivePort'), 'utf8').split('\n')[0];
   if (!port || !/^\d+$/.test(port.trim())) throw new Error('no port in DevToolsActivePort');
   return `http://127.0.0.1:${port.trim()}`;
@@ -126,7 +126,7 @@ async function compare(w: BenchWorker, pageId: string, page: Page, op: Op): Prom
 }
 
 /** The worker's in-page read (worker/src/browser/page-actions.ts `contentInPage`), as text. */
-const ISOLATED_READ = `(() => {
+export const ISOLATED_READ = `(() => {
   let content = '';
   for (const node of Array.from(document.childNodes)) {
     content += node === document.documentElement

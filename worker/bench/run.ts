@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { contentProfileSection } from './content-profile';
 import { startFixture } from './fixture';
 import type { Fixture } from './fixture';
 import { latencySection } from './latency';
@@ -25,6 +26,7 @@ const SECTIONS: BenchSection[] = [
   startupSection,
   latencySection,
   opsRatioSection,
+  contentProfileSection,
   memorySection,
   networkSection,
   evasionsSection,

@@ -1,0 +1,193 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import puppeteer from 'puppeteer-core';
+import type { Browser, CDPSession, Page } from 'puppeteer-core';
+import { createClient } from './http';
+import { devtoolsUrl, ISOLATED_READ } from './ops-ratio';
+import type { BenchSection, Row } from './section';
+import { atMost } from './section';
+import type { BenchWorker } from './spawn';
+import { startWorker, waitInitialized } from './spawn';
+import { median, range } from './stats';
+
+/**
+ * Section `content`: where extract-content's time goes on a ~200 kB page. Each stage of the
+ * API call is timed alone, interleaved with the others on the same warm page: the read in an
+ * isolated world over CDP, the title read the page lock adds, JSON encoding of the reply, an
+ * HTTP reply of the same size from a bare server, the worker's HTTP hop without a page, and
+ * the whole call against puppeteer's `content()` + `title()`.
+ */
+
+const SAMPLES = Number(process.env.BENCH_CONTENT_SAMPLES ?? 60);
+const WARMUP = 5;
+
+interface Stage {
+  key: string;
+  label: string;
+  run(): Promise<number>;
+}
+
+async function timed(work: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await work();
+  return performance.now() - started;
+}
+
+/** A bare HTTP server that answers every request with `body` (JSON), on loopback. */
+async function bareServer(body: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+      });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function stages(w: BenchWorker, pageId: string, page: Page): Promise<Row[]> {
+  const session: CDPSession = await page.createCDPSession();
+  const tree = await session.send('Page.getFrameTree');
+  const world = await session.send('Page.createIsolatedWorld', {
+    frameId: tree.frameTree.frame.id,
+    worldName: 'bench-profile',
+  });
+  const isolatedRead = (): Promise<unknown> =>
+    session.send('Runtime.evaluate', {
+      expression: ISOLATED_READ,
+      contextId: world.executionContextId,
+      returnByValue: true,
+      awaitPromise: true,
+    });
+  const sample = await w.client.request('POST', `/api/v1/ops/${pageId}/extract-content`);
+  const reply: unknown = JSON.parse(sample.text);
+  const bare = await bareServer(sample.text);
+  const bareClient = createClient(bare.url, 'unused');
+  const list: Stage[] = [
+    {
+      key: 'direct',
+      label: 'direct puppeteer content() + title()',
+      run: () => timed(() => Promise.all([page.content(), page.title()])),
+    },
+    {
+      key: 'cdp_read',
+      label: 'isolated-world read over CDP (evaluation + string transfer)',
+      run: () => timed(isolatedRead),
+    },
+    {
+      key: 'cdp_title',
+      label: 'Page.getNavigationHistory (a title read, one round trip)',
+      run: () => timed(() => session.send('Page.getNavigationHistory')),
+    },
+    {
+      key: 'json',
+      label: 'JSON encoding of the reply',
+      run: () => timed(async () => JSON.stringify(reply)),
+    },
+    {
+      key: 'http_body',
+      label: 'same-size reply from a bare node HTTP server',
+      run: async () => (await bareClient.request('POST', '/')).ms,
+    },
+    {
+      key: 'http_floor',
+      label: "worker's HTTP hop without a page (system/status)",
+      run: async () => (await w.client.request('GET', '/api/v1/system/status')).ms,
+    },
+    {
+      key: 'api',
+      label: 'extract-content via API',
+      run: async () => {
+        const r = await w.client.request('POST', `/api/v1/ops/${pageId}/extract-content`);
+        if (r.status !== 200) throw new Error(`extract-content answered ${r.status}`);
+        return r.ms;
+      },
+    },
+  ];
+  const times = new Map<string, number[]>(list.map((s) => [s.key, []]));
+  try {
+    for (let i = 0; i < WARMUP + SAMPLES; i++) {
+      // Rotate the order so that no stage always follows the same one.
+      for (let j = 0; j < list.length; j++) {
+        const stage = list[(i + j) % list.length] as Stage;
+        const ms = await stage.run();
+        if (i >= WARMUP) times.get(stage.key)?.push(ms);
+      }
+    }
+  } finally {
+    bareClient.close();
+    await bare.close();
+    await session.detach().catch(() => undefined);
+  }
+  const med = (key: string): number => median(times.get(key) ?? []);
+  const rows: Row[] = list.map((s) => ({
+    key: `content.${s.key}_ms`,
+    label: s.label,
+    value: med(s.key),
+    unit: 'ms',
+    digits: 2,
+    detail: `n=${SAMPLES}, range ${range(times.get(s.key) ?? [], 2)} ms`,
+  }));
+  rows.push(
+    {
+      key: 'content.reply_bytes',
+      label: 'reply size',
+      value: Buffer.byteLength(sample.text),
+      unit: '',
+      digits: 0,
+    },
+    {
+      key: 'content.ratio',
+      label: 'extract-content API / direct',
+      value: med('api') / med('direct'),
+      unit: 'x',
+      target: atMost(1.1, '×'),
+      detail: `API overhead ${(med('api') - med('direct')).toFixed(2)} ms`,
+    },
+  );
+  return rows;
+}
+
+export const contentProfileSection: BenchSection = {
+  id: 'content',
+  title: `extract-content on a ~200 kB page, stage by stage (medians of ${SAMPLES}, interleaved)`,
+  run: async (ctx) => {
+    const w = await startWorker({ DEVTOOLS_PORT: '0' });
+    let browser: Browser | null = null;
+    try {
+      await waitInitialized(w);
+      const created = await w.client.json<{ page_id: string }>(
+        'POST',
+        '/api/v1/ops/create-page',
+        {},
+      );
+      const pageId = created.body.page_id;
+      const url = `${ctx.fixture.url}/content-medium`;
+      const nav = await w.client.json('POST', `/api/v1/ops/${pageId}/navigate`, { url });
+      if (nav.status !== 200) throw new Error(`navigate answered ${nav.status}`);
+      // defaultViewport null: connecting must not resize the worker's page.
+      browser = await puppeteer.connect({
+        browserURL: devtoolsUrl(w.profileDir),
+        defaultViewport: null,
+      });
+      const page = (await browser.pages()).find((p) => p.url() === url);
+      if (!page) throw new Error(`no page at ${url} in the worker's browser`);
+      return await stages(w, pageId, page);
+    } finally {
+      await browser?.disconnect().catch(() => undefined);
+      await w.stop();
+    }
+  },
+};
