@@ -8,8 +8,8 @@ import { fastStatus } from './http/fast-status';
 import { buildOpenApi } from './http/openapi';
 import type { RequestTracker } from './http/request-tracker';
 import { ResponseCheck } from './http/response-check';
-import type { AnyRoute } from './http/route';
-import { mount } from './http/route';
+import type { Route } from './http/route';
+import { mount } from './http/mount';
 import type { LiveView } from './live';
 import type { Logger } from '@persona-browser/service-kit';
 import type { CaptureRegistry } from './capture/registry';
@@ -54,7 +54,7 @@ export interface AppDeps extends SystemDeps {
   };
 }
 
-export function allRoutes(deps: AppDeps): AnyRoute[] {
+export function allRoutes(deps: AppDeps): Route[] {
   return [
     ...systemRoutes(deps),
     ...opsRoutes(deps.navigator, { allowFileUrls: deps.allowFileUrls }),

@@ -7,8 +7,9 @@ import type { Navigator } from '../src/browser/navigator';
 import { Authenticator } from '../src/http/auth';
 import { errorHandler } from '../src/http/error-handler';
 import { ResponseCheck } from '../src/http/response-check';
-import type { AnyRoute } from '../src/http/route';
-import { mount, route } from '../src/http/route';
+import { mount } from '../src/http/mount';
+import type { Route } from '../src/http/route';
+import { heldRoute, route } from '../src/http/route';
 import { envelope } from '../src/http/schemas';
 import { createLogger } from '@persona-browser/service-kit';
 import type { InProcessBrowser } from './helpers/in-process';
@@ -27,8 +28,8 @@ let server: http.Server;
 let base: string;
 const logLines: Array<Record<string, unknown>> = [];
 
-const routes: AnyRoute[] = [
-  route({
+const routes: Route[] = [
+  heldRoute({
     name: 'bug',
     method: 'post',
     path: '/api/v1/test/:page_id/bug',
@@ -43,7 +44,7 @@ const routes: AnyRoute[] = [
       return { limit: settings.limit };
     },
   }),
-  route({
+  heldRoute({
     name: 'protocol',
     method: 'post',
     path: '/api/v1/test/:page_id/protocol',

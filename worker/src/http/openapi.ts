@@ -1,6 +1,6 @@
 import type Joi from 'joi';
 import parse from 'joi-to-json';
-import type { RouteDef } from './route';
+import type { RouteInfo } from './route';
 import { authError, errorEnvelope } from './schemas';
 
 type Json = Record<string, unknown>;
@@ -25,9 +25,10 @@ const toSchema = (schema: Joi.Schema): Json => openFields(parse(schema, 'open-ap
 /** Express `:name` segments become OpenAPI `{name}`. */
 export const openApiPath = (expressPath: string): string => expressPath.replace(/:(\w+)/g, '{$1}');
 
-const pathOf = (route: RouteDef): string => route.docPath ?? openApiPath(route.path);
+const pathOf = (route: RouteInfo<unknown, unknown>): string =>
+  route.docPath ?? openApiPath(route.path);
 
-function parameters(route: RouteDef): Json[] {
+function parameters(route: RouteInfo<unknown, unknown>): Json[] {
   const out: Json[] = [];
   for (const m of pathOf(route).matchAll(/\{(\w+)\}/g)) {
     out.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } });
@@ -50,7 +51,7 @@ function parameters(route: RouteDef): Json[] {
   return out;
 }
 
-function responses(route: RouteDef): Json {
+function responses(route: RouteInfo<unknown, unknown>): Json {
   const json = (schema: Json, description: string): Json => ({
     description,
     content: { 'application/json': { schema } },
@@ -81,7 +82,7 @@ function responses(route: RouteDef): Json {
 }
 
 /** The OpenAPI 3 document, built from the same joi schemas that validate the requests. */
-export function buildOpenApi(routes: RouteDef[], version: string): Json {
+export function buildOpenApi(routes: RouteInfo<unknown, unknown>[], version: string): Json {
   const paths: Record<string, Json> = {};
   for (const route of routes) {
     const methods = Array.isArray(route.method) ? route.method : [route.method];

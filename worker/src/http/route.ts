@@ -1,17 +1,16 @@
-import type { Request, Response, Router } from 'express';
+import type { Request, Response } from 'express';
 import type Joi from 'joi';
 import type { Call } from '../browser/call';
 import type { ManagedPage, RunOptions } from '../browser/managed-page';
 import type { Navigator } from '../browser/navigator';
 import { isBrowserLevel } from '../browser/failures';
-import { answerWrongMethod, checkFields } from '@persona-browser/service-kit';
+import { checkFields } from '@persona-browser/service-kit';
 import { ApiError, BadRequest, BrowserFailure, errorMessage } from '../errors';
-import type { Authenticator } from './auth';
-import { ResponseCheck } from './response-check';
 
 export type Method = 'get' | 'post' | 'delete';
 export type Body = Record<string, unknown>;
 
+/** What every handler gets. */
 export interface RouteContext<B, Q> {
   req: Request;
   res: Response;
@@ -19,14 +18,23 @@ export interface RouteContext<B, Q> {
   /** The query and body as their joi schemas validated and converted them. */
   query: Q;
   body: B;
-  /** The addressed page (routes with `page`), already past the lease gate. */
-  page: ManagedPage;
   /** The `X-Lease` header as sent. */
   leaseToken: string | undefined;
-  /** The call's deadline and signal, for routes with `hold` (the page is held meanwhile). */
-  call: Call;
-  /** Holds the page for part of a handler's work (routes without `hold`), lease gate included. */
+}
+
+/** A route with `page` and no `hold`: the page, and a way to hold it for part of the work. */
+export interface PageContext<B, Q> extends RouteContext<B, Q> {
+  /** The addressed page, already past the lease gate. */
+  page: ManagedPage;
+  /** Holds the page for part of a handler's work, lease gate included. */
   hold: <T>(name: string, opts: RunOptions, work: (call: Call) => Promise<T>) => Promise<T>;
+}
+
+/** A route with `page` and `hold`: the page, held for the whole handler, and the call's bounds. */
+export interface HeldContext<B, Q> extends RouteContext<B, Q> {
+  page: ManagedPage;
+  /** The call's deadline and signal (the page is held meanwhile). */
+  call: Call;
 }
 
 /** How a route holds its page: the page's lock, a deadline, and for gestures the hand's habits. */
@@ -35,7 +43,8 @@ export interface Hold extends Omit<RunOptions, 'gate' | 'anyState'> {
   gesture?: boolean;
 }
 
-export interface RouteDef<B = Body, Q = Body> {
+/** What a route declares about itself: how it is mounted, checked and documented. */
+export interface RouteInfo<B = Body, Q = Body> {
   /** Action name: the request log's `name` and the OpenAPI operation id. */
   name: string;
   method: Method | Method[];
@@ -68,54 +77,89 @@ export interface RouteDef<B = Body, Q = Body> {
   raw?: boolean;
   /** The content type a raw route answers with, for the OpenAPI document. */
   rawType?: string;
-  handler(ctx: RouteContext<B, Q>): Promise<Body | void>;
 }
 
-/** A route of any body and query type, as route tables list them. */
-export type AnyRoute = RouteDef<never, never>;
+type Handler<C> = (ctx: C) => Promise<Body | void>;
 
-/** Declares a route; the handler's body and query are typed from the route's joi schemas. */
-export const route = <B = Body, Q = Body>(def: RouteDef<B, Q>): AnyRoute =>
-  def as unknown as AnyRoute;
+/** A route that addresses no page: its handler sees neither page nor call. */
+export interface PlainRouteDef<B, Q> extends RouteInfo<B, Q> {
+  page?: undefined;
+  hold?: undefined;
+  handler: Handler<RouteContext<B, Q>>;
+}
+
+/** A route on `:page_id` that holds the page only where its handler asks to. */
+export interface PageRouteDef<B, Q> extends RouteInfo<B, Q> {
+  page: 'leased' | 'exists';
+  hold?: undefined;
+  handler: Handler<PageContext<B, Q>>;
+}
+
+/** A route on `:page_id` whose whole handler runs holding the page. */
+export interface HeldRouteDef<B, Q> extends RouteInfo<B, Q> {
+  page: 'leased' | 'exists';
+  hold: Hold;
+  handler: Handler<HeldContext<B, Q>>;
+}
+
+/** One request as the mount reads it, before the route's own checks. */
+export interface Incoming {
+  req: Request;
+  res: Response;
+  params: Record<string, string>;
+  pageId: string | null;
+  /** The JSON body, when one was sent. */
+  json: Body | undefined;
+  leaseToken: string | undefined;
+  navigator: Navigator;
+}
+
+/**
+ * A route as route tables list it: its declaration (body and query types erased, they only
+ * matter inside) and `serve`, which checks a request against the typed schemas and runs the
+ * handler with the context its kind declares.
+ */
+export interface Route extends RouteInfo<unknown, unknown> {
+  serve(incoming: Incoming): Promise<Body | void>;
+}
 
 /** A query or body as its schema converts it, or the API's 400 naming the first problem. */
 function validate<T>(
   schema: Joi.ObjectSchema<T> | undefined,
-  value: unknown,
+  value: object,
   pageId: string | null,
   unknown?: 'ignore',
 ): T {
-  const checked = checkFields(schema, value ?? {}, unknown);
+  const checked = checkFields(schema, value, unknown);
   if (!checked.ok) throw new BadRequest(checked.message, pageId);
   return checked.value;
 }
 
-function leaseHeader(req: Request): string | undefined {
-  const v = req.header('x-lease');
-  return v && v.trim() ? v.trim() : undefined;
-}
-
-export interface MountDeps {
-  navigator: Navigator;
-  auth: Authenticator;
+/** The context every kind shares: the query and body checked against the route's schemas. */
+function baseContext<B, Q>(def: RouteInfo<B, Q>, at: Incoming): RouteContext<B, Q> {
+  const { req, res, params, pageId, json, leaseToken } = at;
+  // A query is read only where the route declares one (a cache-buster elsewhere is fine).
+  const query =
+    def.merge || !def.query
+      ? validate<Q>(undefined, {}, pageId)
+      : validate(def.query, req.query, pageId);
+  const input = def.merge ? def.merge(req.query, json ?? {}) : (json ?? {});
+  const body = validate(def.body, input, pageId, def.unknownFields);
+  return { req, res, params, query, body, leaseToken };
 }
 
 /** The page a request addresses, past the lease gate, and the gate to check again later. */
 interface Addressed {
-  page: ManagedPage | undefined;
+  page: ManagedPage;
   leased: boolean;
   gate: (() => void) | undefined;
 }
 
-function address(
-  def: RouteDef,
-  navigator: Navigator,
-  pageId: string | null,
-  leaseToken: string | undefined,
-): Addressed {
-  if (!def.page || pageId === null) return { page: undefined, leased: false, gate: undefined };
+function address(kind: 'leased' | 'exists', at: Incoming): Addressed {
+  const { navigator, pageId, leaseToken } = at;
+  if (pageId === null) throw new Error(`a page route's path has no :page_id`);
   const page = navigator.requirePool().get(pageId);
-  if (def.page !== 'leased') return { page, leased: false, gate: undefined };
+  if (kind !== 'leased') return { page, leased: false, gate: undefined };
   return {
     page,
     leased: navigator.leases.check(pageId, leaseToken),
@@ -125,105 +169,66 @@ function address(
 }
 
 /**
- * Runs the handler: holding the page for routes with `hold` (front first for a gesture or a
- * leased page, the slowmo pause after a gesture), as it is otherwise.
+ * Runs a page route's work on the addressed page: a browser that throws (target closed,
+ * context destroyed…) is a browser-level failure, 200 with success false (docs/api.md);
+ * anything else is our fault, a 500. Every call that uses a lease renews it.
  */
-function run(
-  def: RouteDef,
-  ctx: RouteContext<Body, Body>,
-  at: Addressed,
-  slowmoMs: number,
+async function onPage(
+  kind: 'leased' | 'exists',
+  at: Incoming,
+  work: (addressed: Addressed) => Promise<Body | void>,
 ): Promise<Body | void> {
-  const { page, leased } = at;
-  const h = def.hold;
-  if (h && page) {
-    return ctx.hold(def.name, h, async (call) => {
-      if (h.gesture || leased) await page.bringToFront(call);
-      const out = await def.handler({ ...ctx, call });
-      if (h.gesture) await call.sleep(slowmoMs);
-      return out;
-    });
+  const addressed = address(kind, at);
+  try {
+    return await work(addressed);
+  } catch (err) {
+    if (!(err instanceof ApiError) && isBrowserLevel(err))
+      throw new BrowserFailure(errorMessage(err), at.pageId);
+    throw err;
+  } finally {
+    if (addressed.leased && at.pageId !== null) at.navigator.leases.touch(at.pageId, at.leaseToken);
   }
-  // A leased page is brought to the front by every call that uses the lease (docs/api.md, Leases).
-  if (leased && page && page.mayTakeFront()) page.page.bringToFront().catch(() => undefined);
-  return def.handler(ctx);
 }
 
-/**
- * Applies one route table: auth, validation, page lookup and lease gate, the page hold with its
- * deadline, then the thin handler and the API's success envelope. Errors flow to the one error
- * middleware: ApiErrors as they are, browser-level failures as 200 `success: false`, and
- * anything else as a logged 500.
- */
-export function mount(router: Router, routes: AnyRoute[], deps: MountDeps): void {
-  const { navigator, auth } = deps;
-  for (const def of routes as RouteDef[]) {
-    const methods = Array.isArray(def.method) ? def.method : [def.method];
-    for (const method of methods) {
-      router[method](def.path, async (req: Request, res: Response) => {
-        ResponseCheck.declare(res, def.response);
-        if (def.auth) auth.check(req);
-        const params = req.params as Record<string, string>;
-        const pageId = params.page_id ?? null;
-        // The error middleware sits outside this router, where req.params is empty.
-        res.locals.pageId = pageId;
-        // Bodies are JSON objects; an array would otherwise be ignored by routes without fields.
-        const raw: unknown = req.body;
-        if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw)))
-          throw new BadRequest('Request body must be a JSON object', pageId);
-        // A query is read only where the route declares one (a cache-buster elsewhere is fine).
-        const query = def.merge || !def.query ? {} : validate(def.query, req.query, pageId);
-        const input = def.merge ? def.merge(req.query, (raw ?? {}) as Body) : raw;
-        const body = validate(def.body, input, pageId, def.unknownFields);
-        const leaseToken = leaseHeader(req);
-        const at = address(def, navigator, pageId, leaseToken);
-        const ctx: RouteContext<Body, Body> = {
-          req,
-          res,
-          params,
-          query,
-          body,
-          page: at.page as ManagedPage,
-          leaseToken,
-          call: undefined as unknown as Call,
-          hold: (name, opts, work) => {
-            if (!at.page) throw new Error(`route ${def.name} holds a page it does not address`);
-            return at.page.run(name, { ...opts, gate: at.gate }, work);
-          },
-        };
-        let result: Body | void;
-        try {
-          result = await run(def, ctx, at, navigator.slowmoMs);
-        } catch (err) {
-          // A browser that throws (target closed, context destroyed…) is a browser-level
-          // failure: 200 with success false (docs/api.md). Anything else is our fault: a 500.
-          if (def.page && !(err instanceof ApiError) && isBrowserLevel(err))
-            throw new BrowserFailure(errorMessage(err), pageId);
-          throw err;
-        } finally {
-          if (at.leased && pageId !== null) navigator.leases.touch(pageId, leaseToken);
-        }
-        if (def.raw) return;
-        res.json({ success: true, page_id: pageId, ...(result ?? {}) });
+/** Declares a route that addresses no page; body and query are typed from its joi schemas. */
+export const route = <B = Body, Q = Body>(def: PlainRouteDef<B, Q>): Route => ({
+  ...def,
+  serve: (at) => def.handler(baseContext(def, at)),
+});
+
+/** Declares a route on `:page_id` whose handler holds the page only where it says so. */
+export const pageRoute = <B = Body, Q = Body>(def: PageRouteDef<B, Q>): Route => ({
+  ...def,
+  serve: (at) => {
+    const ctx = baseContext(def, at);
+    return onPage(def.page, at, ({ page, leased, gate }) => {
+      // A leased page is brought to the front by every call that uses the lease (docs/api.md).
+      if (leased && page.mayTakeFront()) page.page.bringToFront().catch(() => undefined);
+      return def.handler({
+        ...ctx,
+        page,
+        hold: (name, opts, work) => page.run(name, { ...opts, gate }, work),
       });
-    }
-  }
-  guardMethods(router, routes);
-}
+    });
+  },
+});
 
 /**
- * After every route of the table: a known path called with a method it does not serve
- * answers 405 with `Allow` (a wrong method is not an unknown route).
+ * Declares a route on `:page_id` whose handler runs holding the page (front first for a
+ * gesture or a leased page, the slowmo pause after a gesture).
  */
-function guardMethods(router: Router, routes: RouteDef[]): void {
-  const byPath = new Map<string, Method[]>();
-  for (const def of routes) {
-    const methods = byPath.get(def.path) ?? [];
-    byPath.set(def.path, methods.concat(def.method));
-  }
-  for (const [path, methods] of byPath) {
-    router.all(path, (req: Request, res: Response) =>
-      answerWrongMethod(req, res, req.originalUrl.split('?')[0] ?? path, methods),
+export const heldRoute = <B = Body, Q = Body>(def: HeldRouteDef<B, Q>): Route => ({
+  ...def,
+  serve: (at) => {
+    const ctx = baseContext(def, at);
+    const h = def.hold;
+    return onPage(def.page, at, ({ page, leased, gate }) =>
+      page.run(def.name, { ...h, gate }, async (call) => {
+        if (h.gesture || leased) await page.bringToFront(call);
+        const out = await def.handler({ ...ctx, page, call });
+        if (h.gesture) await call.sleep(at.navigator.slowmoMs);
+        return out;
+      }),
     );
-  }
-}
+  },
+});

@@ -1,5 +1,5 @@
 import { NotFound } from '../errors';
-import type { AnyRoute } from '../http/route';
+import type { Route } from '../http/route';
 import { route } from '../http/route';
 import { contentDisposition } from '../media/headers';
 import type { MediaStore } from '../media/store';
@@ -7,7 +7,7 @@ import { MEDIA_PATH } from '../media/store';
 
 export const MEDIA_GONE = 'Media link unknown, expired or already downloaded';
 
-export function mediaRoutes(media: MediaStore): AnyRoute[] {
+export function mediaRoutes(media: MediaStore): Route[] {
   return [
     route({
       name: 'download',

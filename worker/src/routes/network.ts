@@ -1,8 +1,8 @@
 import Joi from 'joi';
 import { RESOURCE_TYPES } from '../capture/lines';
 import type { CaptureRegistry } from '../capture/registry';
-import type { AnyRoute } from '../http/route';
-import { route } from '../http/route';
+import type { Route } from '../http/route';
+import { pageRoute } from '../http/route';
 import { envelope, flag } from '../http/schemas';
 
 const str = Joi.string();
@@ -64,9 +64,9 @@ interface NetworkQuery {
   include_body: boolean;
 }
 
-export function networkRoutes(captures: CaptureRegistry): AnyRoute[] {
+export function networkRoutes(captures: CaptureRegistry): Route[] {
   return [
-    route({
+    pageRoute({
       name: 'network',
       method: 'get',
       path: '/api/v1/ops/:page_id/network',

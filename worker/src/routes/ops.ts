@@ -3,8 +3,8 @@ import { DEFAULT_LEASE_TTL_S, MAX_LEASE_TTL_S } from '../browser/leases';
 import type { Navigator } from '../browser/navigator';
 import { extractContent, navigate, screenshot } from '../browser/page-actions';
 import { navigationRefusal } from '../browser/url-policy';
-import type { AnyRoute } from '../http/route';
-import { route } from '../http/route';
+import type { Route } from '../http/route';
+import { heldRoute, pageRoute, route } from '../http/route';
 import { envelope, flag, messageResponse, pageIdSchema } from '../http/schemas';
 
 const P = '/api/v1/ops';
@@ -19,7 +19,7 @@ const URL_HELP =
   'http, https, data: and about:blank URLs; file: only when the worker runs with ' +
   'ALLOW_FILE_URLS=true; javascript:, chrome:, view-source: and other schemes are refused';
 
-export function opsRoutes(navigator: Navigator, settings: OpsSettings): AnyRoute[] {
+export function opsRoutes(navigator: Navigator, settings: OpsSettings): Route[] {
   const url = str
     .required()
     .custom((value: string, helpers) => {
@@ -54,7 +54,7 @@ export function opsRoutes(navigator: Navigator, settings: OpsSettings): AnyRoute
         };
       },
     }),
-    route({
+    pageRoute({
       name: 'destroy-page',
       method: ['post', 'delete'],
       path: `${P}/:page_id/destroy-page`,
@@ -69,7 +69,7 @@ export function opsRoutes(navigator: Navigator, settings: OpsSettings): AnyRoute
         return { message: `Page ${page.id} destroyed`, total_pages: pool.size };
       },
     }),
-    route({
+    pageRoute({
       name: 'lease',
       method: 'post',
       path: `${P}/:page_id/lease`,
@@ -99,7 +99,7 @@ export function opsRoutes(navigator: Navigator, settings: OpsSettings): AnyRoute
         return { lease_token: lease.token, ttl: lease.ttlS };
       },
     }),
-    route({
+    pageRoute({
       name: 'lease',
       method: 'delete',
       path: `${P}/:page_id/lease`,
@@ -113,7 +113,7 @@ export function opsRoutes(navigator: Navigator, settings: OpsSettings): AnyRoute
         return { message: 'Lease released' };
       },
     }),
-    route({
+    heldRoute({
       name: 'navigate',
       method: 'post',
       path: `${P}/:page_id/navigate`,
@@ -135,7 +135,7 @@ export function opsRoutes(navigator: Navigator, settings: OpsSettings): AnyRoute
         ...(await navigate(page, call, body.url, navigator.slowmoMs)),
       }),
     }),
-    route({
+    heldRoute({
       name: 'extract-content',
       method: 'post',
       path: `${P}/:page_id/extract-content`,
@@ -143,7 +143,7 @@ export function opsRoutes(navigator: Navigator, settings: OpsSettings): AnyRoute
       tag: 'Ops',
       summary: 'Full HTML and title of the page',
       page: 'leased',
-      hold: {},
+      hold: { endsWithTitle: true },
       response: envelope({
         url: str.required(),
         title: str.allow('').required(),
@@ -152,7 +152,7 @@ export function opsRoutes(navigator: Navigator, settings: OpsSettings): AnyRoute
       }),
       handler: async ({ page, call }) => ({ ...(await extractContent(page, call)) }),
     }),
-    route({
+    heldRoute({
       name: 'screenshot',
       method: 'get',
       path: `${P}/:page_id/screenshot`,

@@ -2,8 +2,8 @@ import Joi from 'joi';
 import type { FieldType } from '@persona-browser/plugin-sdk';
 import { SiteError } from '@persona-browser/plugin-sdk';
 import { ApiError, BadRequest, BrowserFailure, NotFound } from '../errors';
-import type { AnyRoute, Body } from '../http/route';
-import { route } from '../http/route';
+import type { Body, HeldContext, HeldRouteDef, Route } from '../http/route';
+import { heldRoute, route } from '../http/route';
 import { envelope } from '../http/schemas';
 import type { ContextDeps } from '../plugins/context';
 import { pluginContext } from '../plugins/context';
@@ -112,7 +112,7 @@ async function execute(
   return fields;
 }
 
-function pluginRoutes(p: LoadedPlugin, deps: ContextDeps): AnyRoute[] {
+function pluginRoutes(p: LoadedPlugin, deps: ContextDeps): Route[] {
   const summary = p.manifest.description.split(/(?<=\.)\s/)[0] ?? p.name;
   const common = {
     name: p.routePath,
@@ -121,15 +121,11 @@ function pluginRoutes(p: LoadedPlugin, deps: ContextDeps): AnyRoute[] {
     tag: 'Plugins',
     summary,
     description: `${p.manifest.description}\n\nDocs: \`GET /api/v1/plugins/${p.name}/docs\`.`,
-    page: 'leased' as const,
+    page: 'leased',
     hold: { gesture: true, deadlineMs: p.manifest.timeout_s && p.manifest.timeout_s * 1000 },
     response: responseSchema(p),
-  };
-  const handler = async (ctx: {
-    page: Parameters<typeof pluginContext>[1];
-    call: Parameters<typeof pluginContext>[2];
-    body: Body;
-  }): Promise<Body> => {
+  } satisfies Omit<HeldRouteDef<Body, Body>, 'method' | 'handler'>;
+  const handler = async (ctx: HeldContext<Body, Body>): Promise<Body> => {
     const why = p.module.validate?.(ctx.body) ?? null;
     if (why) throw new BadRequest(why, ctx.page.id);
     const context = pluginContext(p, ctx.page, ctx.call, deps);
@@ -137,7 +133,7 @@ function pluginRoutes(p: LoadedPlugin, deps: ContextDeps): AnyRoute[] {
   };
   return p.manifest.methods.map((m) =>
     m === 'GET'
-      ? route({
+      ? heldRoute({
           ...common,
           method: 'get',
           query: p.schema,
@@ -145,12 +141,12 @@ function pluginRoutes(p: LoadedPlugin, deps: ContextDeps): AnyRoute[] {
           merge: (query, body) => mergeQueryAndBody(p.manifest.parameters, query, body),
           handler,
         })
-      : route({ ...common, method: 'post', body: p.schema, handler }),
+      : heldRoute({ ...common, method: 'post', body: p.schema, handler }),
   );
 }
 
 /** The plugin list, each plugin's docs, and one route per plugin and method. */
-export function pluginsRoutes(found: Discovery, deps: ContextDeps): AnyRoute[] {
+export function pluginsRoutes(found: Discovery, deps: ContextDeps): Route[] {
   const byName = new Map(found.plugins.map((p) => [p.name, p]));
   return [
     route({
@@ -188,8 +184,8 @@ export function pluginsRoutes(found: Discovery, deps: ContextDeps): AnyRoute[] {
       raw: true,
       rawType: 'text/markdown',
       handler: async ({ params, res }) => {
-        const raw = params.name as unknown;
-        const name = Array.isArray(raw) ? raw.join('/') : String(raw);
+        // The splat's segments, joined again by the mount.
+        const name = params.name ?? '';
         const p = byName.get(name);
         if (!p) throw new NotFound(`No plugin named ${name}`);
         const readme = readmeOf(found.root, p);

@@ -2,8 +2,8 @@ import Joi from 'joi';
 import type { ManagedPage } from '../browser/managed-page';
 import { planBudgetMs } from '../browser/timing';
 import { BadRequest } from '../errors';
-import type { AnyRoute, Body, RouteContext, RouteDef } from '../http/route';
-import { route } from '../http/route';
+import type { Body, HeldContext, HeldRouteDef, Route } from '../http/route';
+import { heldRoute } from '../http/route';
 import { envelope } from '../http/schemas';
 import { Gestures } from '../human/gestures';
 import { scrollPlanMs, typingPlanMs } from '../human/plan-duration';
@@ -39,16 +39,19 @@ const positionBody = Joi.object<PointBody, true>({
  * the route, the gesture itself from Gestures, and the page URL after it.
  */
 function primitive<B>(
-  def: Pick<RouteDef<B>, 'name' | 'summary' | 'body' | 'description' | 'unknownFields'> & {
+  def: Pick<
+    HeldRouteDef<B, Body>,
+    'name' | 'summary' | 'body' | 'description' | 'unknownFields'
+  > & {
     fields: Record<string, Joi.Schema>;
     /** Reading calls neither bring the page forward nor pause for slowmo. */
     reads?: boolean;
     /** Navigation-like: shows `loading` and brings a crashed or stuck page back. */
     navigates?: boolean;
-    run: (g: Gestures, ctx: RouteContext<B, Body>) => Promise<object>;
+    run: (g: Gestures, ctx: HeldContext<B, Body>) => Promise<object>;
   },
-): AnyRoute {
-  return route<B>({
+): Route {
+  return heldRoute<B>({
     name: def.name,
     method: 'post',
     path: `${P}/:page_id/${def.name}`,
@@ -81,7 +84,7 @@ function refuseLongPlan(what: string, ms: number, hint: string, page: ManagedPag
 
 const required = <T extends Joi.Schema>(s: T): T => s.required() as T;
 
-export function primitiveRoutes(): AnyRoute[] {
+export function primitiveRoutes(): Route[] {
   return [
     primitive({
       name: 'click-element',

@@ -11,7 +11,7 @@ import {
 } from '@persona-browser/contracts';
 import type { Navigator } from '../browser/navigator';
 import { NotFound } from '../errors';
-import type { AnyRoute } from '../http/route';
+import type { Route } from '../http/route';
 import { route } from '../http/route';
 import { envelope, messageResponse } from '../http/schemas';
 import type { RequestTracker } from '../http/request-tracker';
@@ -40,7 +40,7 @@ const metricsFields = Object.fromEntries(
   ['interval_s', 'window_s', 'samples'].map((k) => [k, metricsBodySchema.extract(k)]),
 );
 
-export function systemRoutes(d: SystemDeps): AnyRoute[] {
+export function systemRoutes(d: SystemDeps): Route[] {
   return [
     route({
       name: 'ping',

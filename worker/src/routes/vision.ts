@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { BrowserFailure } from '../errors';
-import type { AnyRoute } from '../http/route';
-import { route } from '../http/route';
+import type { Route } from '../http/route';
+import { pageRoute } from '../http/route';
 import { envelope } from '../http/schemas';
 import type { VisionClient } from '../vision/client';
 import { VisionError } from '../vision/client';
@@ -10,9 +10,9 @@ import { viewportShot } from '../vision/viewport-shot';
 const P = '/api/v1/ops';
 const num = Joi.number();
 
-export function visionRoutes(vision: VisionClient): AnyRoute[] {
+export function visionRoutes(vision: VisionClient): Route[] {
   return [
-    route({
+    pageRoute({
       name: 'search-object',
       method: 'post',
       path: `${P}/:page_id/search-object`,
