@@ -124,6 +124,12 @@ export const updateRecordSchema = Joi.object<UpdateRecord, true>({
   ).required(),
 }).label('UpdateRecord');
 
+export const badCommitSchema = Joi.object<BadCommit, true>({
+  hash: Joi.string().required(),
+  reason: Joi.string().required(),
+  at: iso.required(),
+});
+
 export const supervisorStatusSchema = Joi.object<SupervisorStatus, true>({
   state: Joi.string()
     .valid(...SUPERVISOR_STATES)
@@ -140,15 +146,7 @@ export const supervisorStatusSchema = Joi.object<SupervisorStatus, true>({
     error: Joi.string().allow(null).required(),
   }).required(),
   last_update: updateRecordSchema.allow(null).required(),
-  bad_commits: Joi.array()
-    .items(
-      Joi.object<BadCommit, true>({
-        hash: Joi.string().required(),
-        reason: Joi.string().required(),
-        at: iso.required(),
-      }),
-    )
-    .required(),
+  bad_commits: Joi.array().items(badCommitSchema).required(),
   log: Joi.array()
     .items(
       Joi.object<SupervisorLogEntry, true>({

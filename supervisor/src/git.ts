@@ -101,14 +101,10 @@ export class Git {
   }
 
   async info(hash: string): Promise<CommitInfo> {
-    const [h, subject, date] = (
+    const [h = '', subject = '', date = ''] = (
       await this.git(['log', '-1', '--format=%H%x00%s%x00%cI', hash])
     ).split('\0');
-    return {
-      hash: h as string,
-      subject: subject ?? '',
-      date: new Date(date as string).toISOString(),
-    };
+    return { hash: h, subject, date: new Date(date).toISOString() };
   }
 
   /** Every file of the working tree that git does not ignore, tracked or not (root-relative). */

@@ -61,14 +61,15 @@ export async function healthGate(o: GateOptions): Promise<GateResult> {
   const deadline = Date.now() + o.timeoutMs;
   const healthy = new Set<string>();
   const seen = new Map<string, string>();
-  let died: WakerExit | null = null;
+  // A holder, not a variable: the exit is set from a callback the compiler does not follow.
+  const ended: { exit: WakerExit | null } = { exit: null };
   void o.wakerEnded?.then((e) => {
-    died = e;
+    ended.exit = e;
   });
   let waker = 'the waker did not answer';
   while (Date.now() < deadline) {
-    if (died) {
-      const e = died as WakerExit;
+    const e = ended.exit;
+    if (e) {
       const how = e.signal ? `was killed by ${e.signal}` : `exited with ${e.code}`;
       return { ok: false, reason: `the waker ${how}${e.last ? `: ${e.last}` : ''}` };
     }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { signalGroup } from '@persona-browser/contracts';
 
 /** How much of a command's output its error carries: the end, where the reason is. */
 const DETAIL_LINES = 20;
@@ -104,11 +105,7 @@ export function run(cmd: string, args: string[], opts: RunOptions): Promise<stri
     const timer = opts.timeoutMs
       ? setTimeout(() => {
           timedOut = true;
-          try {
-            process.kill(-(child.pid as number), 'SIGKILL');
-          } catch {
-            /* already gone */
-          }
+          if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
         }, opts.timeoutMs)
       : null;
     child.once('error', (err) => {

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import Joi from 'joi';
 import type { BadCommit, UpdateRecord } from '@persona-browser/contracts';
+import { badCommitSchema, updateRecordSchema } from '@persona-browser/contracts';
 
 /** What the supervisor must remember across its own restarts. */
 export interface SavedState {
@@ -25,6 +27,20 @@ const EMPTY: SavedState = {
   wakerPid: null,
 };
 
+/** What a saved file may hold: any field missing is taken from EMPTY. */
+const savedSchema = Joi.object<Partial<SavedState>, true>({
+  healthy: Joi.string().allow(null),
+  bad: Joi.array().items(badCommitSchema),
+  pending: Joi.object({
+    from: Joi.string().required(),
+    to: Joi.string().required(),
+    rollingBack: Joi.boolean().required(),
+  }).allow(null),
+  lastUpdate: updateRecordSchema.allow(null),
+  installedLock: Joi.string().allow(null),
+  wakerPid: Joi.number().integer().allow(null),
+}).unknown(true);
+
 /** The JSON file in the state folder, written whole through a rename so a kill never tears it. */
 export class StateFile {
   private readonly file: string;
@@ -42,12 +58,15 @@ export class StateFile {
   }
 
   private static read(file: string): SavedState {
+    let parsed: unknown;
     try {
-      const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<SavedState>;
-      return { ...EMPTY, ...parsed };
+      parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
     } catch {
       return { ...EMPTY };
     }
+    // A file this program did not write (torn, edited by hand) is not trusted in part.
+    const result = savedSchema.validate(parsed);
+    return result.error ? { ...EMPTY } : { ...EMPTY, ...result.value };
   }
 
   get(): Readonly<SavedState> {

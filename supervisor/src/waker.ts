@@ -58,7 +58,8 @@ export class WakerProcess {
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
     Object.assign(env, this.opts.env, extra);
     const [cmd, ...args] = this.opts.command;
-    const proc = spawn(cmd as string, args, {
+    if (cmd === undefined) throw new Error('the waker command is empty');
+    const proc = spawn(cmd, args, {
       cwd: this.opts.cwd,
       env: { ...env, PB_SUPERVISOR_PID: String(process.pid) },
       detached: true,
@@ -99,7 +100,10 @@ export class WakerProcess {
     if (!proc || !this.exited) return;
     this.stopping = true;
     proc.kill('SIGTERM');
-    const timer = setTimeout(() => signalGroup(proc.pid as number, 'SIGKILL'), STOP_GRACE_MS);
+    const pid = proc.pid;
+    const timer = setTimeout(() => {
+      if (pid !== undefined) signalGroup(pid, 'SIGKILL');
+    }, STOP_GRACE_MS);
     await this.exited;
     clearTimeout(timer);
   }

@@ -86,6 +86,30 @@ describe('supervisor state file', () => {
     expect(new StateFile(dir).get()).toMatchObject({ healthy: null, pending: null, bad: [] });
     expect(fs.readdirSync(dir)).toEqual(['state.json']);
   });
+
+  test('a file of the wrong shape starts empty, not half-read', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-supervisor-state-'));
+    const a = new StateFile(dir);
+    a.update({
+      healthy: 'abc',
+      bad: [{ hash: 'def', reason: 'health gate failed', at: '2026-11-26T10:00:00.000Z' }],
+      wakerPid: 4321,
+    });
+    expect(new StateFile(dir).get()).toMatchObject({ healthy: 'abc', wakerPid: 4321 });
+    expect(new StateFile(dir).get().bad).toHaveLength(1);
+    fs.writeFileSync(
+      path.join(dir, 'state.json'),
+      JSON.stringify({ healthy: 'abc', bad: 'def', wakerPid: 'not a pid' }),
+    );
+    expect(new StateFile(dir).get()).toEqual({
+      healthy: null,
+      bad: [],
+      pending: null,
+      lastUpdate: null,
+      installedLock: null,
+      wakerPid: null,
+    });
+  });
 });
 
 describe('command errors', () => {

@@ -64,7 +64,8 @@ export class ProcessDriver implements RuntimeDriver {
       [FLEET_VAR]: this.opts.fleetId,
       [PERSONA_VAR]: spec.name,
     });
-    const proc = spawn(cmd as string, args, {
+    if (cmd === undefined) throw new Error('the worker command is empty');
+    const proc = spawn(cmd, args, {
       env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -116,10 +117,9 @@ export class ProcessDriver implements RuntimeDriver {
       child.proc.kill('SIGTERM');
       // A frozen worker (SIGSTOP, a failed health check) must still get its SIGTERM.
       child.proc.kill('SIGCONT');
-      const timer = setTimeout(
-        () => signalGroup(child.handle.pid as number, 'SIGKILL'),
-        STOP_GRACE_MS,
-      );
+      const timer = setTimeout(() => {
+        if (pid !== null) signalGroup(pid, 'SIGKILL');
+      }, STOP_GRACE_MS);
       await child.exited;
       clearTimeout(timer);
       return;
