@@ -18,3 +18,13 @@ export function withTimeout<T>(work: Promise<T>, ms: number, onTimeout: () => Er
 }
 
 export const randomHex = (bytes: number): string => crypto.randomBytes(bytes).toString('hex');
+
+/**
+ * The item at `index` of an array the caller's own bounds keep it inside (a loop counter, a
+ * binary search); a RangeError instead of a silent `undefined` if that reasoning is ever wrong.
+ */
+export function at<T>(items: ArrayLike<T>, index: number): T {
+  const item = items[index];
+  if (item === undefined) throw new RangeError(`No item at ${index} of ${items.length}`);
+  return item;
+}

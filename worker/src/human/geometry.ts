@@ -13,15 +13,15 @@ export type Geometry = Visibility;
  * `selector` null re-measures the element found last. Plain JS: it is sent as source text.
  */
 function measureInPage(selector: string | null): unknown {
-  const g = globalThis as unknown as { __pbTarget?: Element | null };
   if (selector !== null) {
     try {
-      g.__pbTarget = document.querySelector(selector);
+      Reflect.set(globalThis, '__pbTarget', document.querySelector(selector));
     } catch (e) {
-      return { invalidSelector: String((e as Error).message) };
+      return { invalidSelector: e instanceof Error ? e.message : String(e) };
     }
   }
-  const el = g.__pbTarget;
+  const kept: unknown = Reflect.get(globalThis, '__pbTarget');
+  const el = kept instanceof Element ? kept : null;
   const root = document.documentElement;
   const viewport = { width: root.clientWidth, height: root.clientHeight };
   const none = {
@@ -79,7 +79,8 @@ function measureInPage(selector: string | null): unknown {
 
 /** In-page: whether the point hits the element found last (or something inside it). */
 function hitsInPage(x: number, y: number): unknown {
-  const el = (globalThis as unknown as { __pbTarget?: Element | null }).__pbTarget;
+  const kept: unknown = Reflect.get(globalThis, '__pbTarget');
+  const el = kept instanceof Element ? kept : null;
   const hit = document.elementFromPoint(x, y);
   if (!el || !hit) return { hits: false, cover: hit ? hit.tagName.toLowerCase() : null };
   if (el === hit || el.contains(hit)) return { hits: true, cover: null };

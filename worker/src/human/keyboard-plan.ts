@@ -13,6 +13,7 @@
  */
 import type { KeyStep, PastePlan, Rng, TypingPlan } from './types';
 import { chance, logNormalFromMeanSd, normal, pick, uniform, within } from './random';
+import { at } from '../util';
 
 /** Characters from one corrected typo to the next, on average (design: one per 15–30). */
 export const DEFAULT_CHARS_PER_TYPO = 28;
@@ -121,7 +122,7 @@ export function planTyping(text: string, rng: Rng, opts: TypingOptions = {}): Ty
   // The call starts somewhere between two slips, not right after one.
   let untilSlip = Math.max(1, Math.round(typoGap(rng, charsPerTypo) * uniform(rng, 0.2, 1)));
   for (let i = 0; i < chars.length;) {
-    const char = chars[i] as string;
+    const char = at(chars, i);
     const near = qwertyNeighbours(char);
     untilSlip -= 1;
     // A slip falls due on the next character that has neighbours to slip onto.

@@ -32,10 +32,9 @@ for (let i = 0; i < 26; i += 1) {
   CHAR_KEYS.set(lower, { key: lower, code, keyCode: 65 + i, text: lower });
   CHAR_KEYS.set(upper, { key: upper, code, keyCode: 65 + i, text: upper, shift: true });
 }
-for (let d = 0; d < 10; d += 1) {
+for (const [d, sym] of Array.from(SHIFTED_DIGITS).entries()) {
   const digit = String(d);
   CHAR_KEYS.set(digit, { key: digit, code: `Digit${d}`, keyCode: 48 + d, text: digit });
-  const sym = SHIFTED_DIGITS[d] as string;
   CHAR_KEYS.set(sym, { key: sym, code: `Digit${d}`, keyCode: 48 + d, text: sym, shift: true });
 }
 for (const [plain, shifted, code, keyCode] of PUNCT) {

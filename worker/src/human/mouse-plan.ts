@@ -12,6 +12,7 @@
  */
 import type { Box, MouseStep, MovePlan, Point, Rng } from './types';
 import { chance, clamp, logNormalFromMeanSd, normal, uniform, within } from './random';
+import { at } from '../util';
 
 // Read once: under jest's module sandbox every lookup of the global `Math` is slow, and
 // these functions run per event for thousands of sampled plans.
@@ -131,27 +132,29 @@ function arcLengthPath(
   curve: (u: number) => Point,
 ): (s: number) => { point: Point; normal: Point } {
   const points: Point[] = [];
-  const lengths: number[] = [0];
-  for (let i = 0; i <= PATH_SAMPLES; i++) points.push(curve(i / PATH_SAMPLES));
-  for (let i = 1; i <= PATH_SAMPLES; i++) {
-    const a = points[i - 1] as Point;
-    const b = points[i] as Point;
-    lengths.push((lengths[i - 1] as number) + hypot(b.x - a.x, b.y - a.y));
+  const lengths: number[] = [];
+  let length = 0;
+  for (let i = 0; i <= PATH_SAMPLES; i++) {
+    const point = curve(i / PATH_SAMPLES);
+    const prev = points.at(-1) ?? point;
+    length += hypot(point.x - prev.x, point.y - prev.y);
+    points.push(point);
+    lengths.push(length);
   }
-  const total = lengths[PATH_SAMPLES] as number;
+  const total = length;
   return (s) => {
     const goal = clamp(s, 0, 1) * total;
     let lo = 0;
     let hi = PATH_SAMPLES;
     while (hi - lo > 1) {
       const mid = (lo + hi) >> 1;
-      if ((lengths[mid] as number) < goal) lo = mid;
+      if (at(lengths, mid) < goal) lo = mid;
       else hi = mid;
     }
-    const a = points[lo] as Point;
-    const b = points[hi] as Point;
-    const l0 = lengths[lo] as number;
-    const seg = (lengths[hi] as number) - l0;
+    const a = at(points, lo);
+    const b = at(points, hi);
+    const l0 = at(lengths, lo);
+    const seg = at(lengths, hi) - l0;
     const f = seg > 0 ? (goal - l0) / seg : 0;
     const dx = b.x - a.x;
     const dy = b.y - a.y;
@@ -187,8 +190,8 @@ function speedProfile(peakAt: number): (p: number) => number {
   return (p) => {
     const x = clamp(p, 0, 1) * PROFILE_SAMPLES;
     const i = min(PROFILE_SAMPLES - 1, floor(x));
-    const a = cumulative[i] as number;
-    const b = cumulative[i + 1] as number;
+    const a = at(cumulative, i);
+    const b = at(cumulative, i + 1);
     return (a + (b - a) * (x - i)) / sum;
   };
 }

@@ -6,6 +6,7 @@
  */
 import type { Rng } from './types';
 import { uniform } from './random';
+import { at } from '../util';
 
 export const NOTCH_MIN = 80;
 export const NOTCH_MAX = 120;
@@ -31,19 +32,26 @@ export function isWholeNotchTotal(total: number): boolean {
  * [lo, hi]; when no such total lies in [lo, hi], the one nearest `aim` overall.
  */
 export function wholeNotchTotal(aim: number, lo: number, hi: number): number {
+  const clampInto = (from: number, to: number): number =>
+    Math.min(Math.max(Math.round(aim), from), to);
+  const closer = (best: number, other: number): number =>
+    Math.abs(other - aim) < Math.abs(best - aim) ? other : best;
   const nearest = (bounds: ReadonlyArray<readonly [number, number]>): number | null => {
     let best: number | null = null;
     for (const [a, b] of bounds) {
       const from = ceilPx(a);
       const to = floorPx(b);
       if (from > to) continue;
-      const at = Math.min(Math.max(Math.round(aim), from), to);
-      if (best === null || Math.abs(at - aim) < Math.abs(best - aim)) best = at;
+      const candidate = clampInto(from, to);
+      best = best === null ? candidate : closer(best, candidate);
     }
     return best;
   };
   const inside = REACHABLE.map(([a, b]) => [Math.max(a, lo), Math.min(b, hi)] as const);
-  return nearest(inside) ?? (nearest(REACHABLE) as number);
+  // Outside [lo, hi]: one notch or two and more, whichever comes nearer (both always exist).
+  return (
+    nearest(inside) ?? closer(clampInto(NOTCH_MIN, NOTCH_MAX), clampInto(2 * NOTCH_MIN, Infinity))
+  );
 }
 
 /**
@@ -70,7 +78,7 @@ export function notchSizes(total: number, rng: Rng): number[] {
     const start = Math.floor(rng.next() * count);
     for (let k = 0; k < count && left !== 0; k++) {
       const i = (start + k) % count;
-      const size = sizes[i] as number;
+      const size = at(sizes, i);
       const room = dir > 0 ? NOTCH_MAX - size : size - NOTCH_MIN;
       if (room === 0) continue;
       const step = Math.min(Math.abs(left), 1 + Math.floor(rng.next() * room));
