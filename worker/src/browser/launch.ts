@@ -1,11 +1,10 @@
 import fs from 'node:fs';
-import puppeteerCore from 'puppeteer-core';
 import type { Browser } from 'puppeteer-core';
 import { addExtra } from 'puppeteer-extra';
 import StealthPlugin from 'puppeteer-extra-plugin-stealth';
 import { PANEL_HEIGHT } from '@persona-browser/xvfb';
+import { ChromiumLauncher } from './cdp/chromium-launcher';
 import { claimProfile } from './profile-lock';
-import { quietLaunch } from './quiet-runtime';
 
 /**
  * Google Chrome first: where it is installed, sites see the Google Chrome brand that most
@@ -103,16 +102,16 @@ export function sandboxArgs(noSandbox: boolean, uid: number | null): string[] {
 }
 
 /**
- * A headed Chromium on the persona's persistent profile, with the stealth evasions. It is
- * driven over a pipe, not a port: when the worker dies, however it dies, the pipe closes and
- * Chromium shuts down cleanly by itself (the profile records a normal exit). A DevTools port,
- * when asked for, is served beside the pipe and does not change that.
+ * A headed Chromium on the persona's persistent profile, with the stealth evasions, whose pages
+ * never get the Runtime domain (browser/cdp/quiet-transport.ts). It is driven over a pipe, not
+ * a port: when the worker dies, however it dies, the pipe closes and Chromium shuts down
+ * cleanly by itself (the profile records a normal exit). A DevTools port, when asked for, is
+ * served beside the pipe and does not change that. The worker installs no signal handlers for
+ * it: its own stop closes the browser.
  */
 export async function launchBrowser(opts: LaunchOptions): Promise<Browser> {
   await claimProfile(opts.profileDir);
-  const puppeteer = addExtra(puppeteerCore);
-  puppeteer.use(StealthPlugin({ enabledEvasions: new Set(opts.evasions ?? STEALTH_EVASIONS) }));
-  const args = [...chromiumArgs(), '--remote-debugging-pipe'];
+  const args = [...chromiumArgs()];
   if (opts.devtoolsPort !== undefined && opts.devtoolsPort !== null) {
     args.push(`--remote-debugging-port=${opts.devtoolsPort}`);
   }
@@ -125,22 +124,17 @@ export async function launchBrowser(opts: LaunchOptions): Promise<Browser> {
   args.push(...(opts.extraArgs ?? []));
   const env = { ...process.env, ...opts.extraEnv };
   if (opts.display) env.DISPLAY = opts.display;
-  const launched = await quietLaunch(
-    async () =>
-      (await puppeteer.launch({
-        executablePath: opts.executablePath,
-        headless: false,
-        pipe: true,
-        userDataDir: opts.profileDir,
-        defaultViewport: null,
-        args,
-        ignoreDefaultArgs: ['--enable-automation'],
-        env,
-        handleSIGINT: false,
-        handleSIGTERM: false,
-        handleSIGHUP: false,
-        protocolTimeout: 120_000,
-      })) as unknown as Browser,
-  );
-  return launched;
+  const launcher = new ChromiumLauncher({
+    executablePath: opts.executablePath,
+    ignoreDefaultArgs: ['--enable-automation'],
+    userDataDir: opts.profileDir,
+    env,
+    protocolTimeout: 120_000,
+  });
+  const puppeteer = addExtra(launcher);
+  puppeteer.use(StealthPlugin({ enabledEvasions: new Set(opts.evasions ?? STEALTH_EVASIONS) }));
+  // Through puppeteer-extra, so its plugins see the switches and every page as they would
+  // around puppeteer's own launch; the browser is the one this launcher started.
+  await puppeteer.launch({ args, defaultViewport: null });
+  return launcher.launched();
 }

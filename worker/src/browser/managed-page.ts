@@ -1,10 +1,10 @@
-import { CDPSessionEvent } from 'puppeteer-core';
 import type { CDPSession, Page } from 'puppeteer-core';
 import type { PageState } from '@persona-browser/contracts';
 import type { ApiError } from '../errors';
 import { Busy, BrowserFailure, Locked, Timeout } from '../errors';
 import { epochSeconds, withTimeout } from '../util';
 import { Call, CallStopped } from './call';
+import { onPageSessionSwap, pageSession, pageTargetId } from './cdp/page-session';
 import { MainFrameUrl } from './main-frame-url';
 import { evaluateInWorld } from './isolated-world';
 import { TimedMutex } from './mutex';
@@ -33,16 +33,6 @@ export interface RunOptions {
   /** Checked before waiting and again once the page is held: the lease gate. */
   gate?: () => void;
 }
-
-/**
- * Puppeteer internals this class (and only this class) relies on, each checked where it is used
- * so that a puppeteer without them fails loudly instead of falling back quietly: the page's own
- * session (it follows prerender activations), the tab session above it, and the event by which
- * puppeteer announces the swap.
- */
-type WithClient = { _client?: () => CDPSession };
-type TabLinked = { parentSession?: () => CDPSession | undefined };
-const SWAPPED = (CDPSessionEvent as unknown as { Swapped?: unknown }).Swapped;
 
 /**
  * One pooled tab: its lock, its health as last observed, and cached url and title so that
@@ -86,10 +76,8 @@ export class ManagedPage {
     /** The other page whose screen a person holds through the live view, or null. */
     private readonly screenHeldElsewhere: (pageId: string) => string | null = () => null,
   ) {
-    if (typeof (page as unknown as WithClient)._client !== 'function') {
-      // No silent second session: capture and input must stay on the page's own session.
-      throw new Error('this puppeteer-core has no Page._client(); pin puppeteer-core 24');
-    }
+    // Fails at once on a puppeteer without the page's own session: no silent second session.
+    pageSession(page);
     page.on('error', () => {
       this.crashed = true;
       this.poison(new BrowserFailure('Page crashed; navigate or reload it, or destroy it', id));
@@ -109,25 +97,20 @@ export class ManagedPage {
    * activated, puppeteer swaps the page onto the new target's session.
    */
   get session(): CDPSession {
-    return (this.page as unknown as Required<WithClient>)._client();
+    return pageSession(this.page);
   }
 
   /**
    * Calls `listener` with the page's new session whenever puppeteer moves the page to another
-   * target (a prerendered page activated by a click or a navigation). Puppeteer announces it on
-   * the tab's session, the parent of the page's own.
+   * target (a prerendered page activated by a click or a navigation).
    */
   onSessionSwap(listener: (session: CDPSession) => void): void {
-    const tab = (this.session as unknown as TabLinked).parentSession?.();
-    if (!tab || typeof SWAPPED !== 'symbol') {
-      throw new Error('puppeteer-core does not announce session swaps; pin puppeteer-core 24');
-    }
-    tab.on(SWAPPED as never, listener as never);
+    onPageSessionSwap(this.page, listener);
   }
 
   /** The page's current target (a prerender activation moves the page to another). */
   get targetId(): string {
-    return (this.page.target() as unknown as { _targetId: string })._targetId;
+    return pageTargetId(this.page);
   }
 
   /** A CDP command on the page's session, bounded by the call. */

@@ -5,6 +5,7 @@ import type { PlatformName } from '../identity/platform';
 import type { PlatformDisguise } from '../identity/platform-browser';
 import { disguisePlatform } from '../identity/platform-browser';
 import type { Logger } from '@persona-browser/service-kit';
+import { browserProcess } from './cdp/chromium-launcher';
 import { launchBrowser } from './launch';
 import { LeaseTable } from './leases';
 import type { PoolHooks } from './page-pool';
@@ -70,7 +71,8 @@ export class Navigator {
 
   /** The browser's main process id, for counting and for the waker's samples. */
   get browserPid(): number | null {
-    return this.browser?.process()?.pid ?? null;
+    const proc = this.browser ? browserProcess(this.browser) : null;
+    return proc?.pid ?? null;
   }
 
   status(): NavigatorStatus {
@@ -153,7 +155,7 @@ export class Navigator {
       this.opts.timing ?? DEFAULT_TIMING,
     );
     this.opts.logger.info('browser started', {
-      pid: browser.process()?.pid,
+      pid: browserProcess(browser)?.pid,
       ms: Date.now() - started,
     });
     browser.once('disconnected', () => {
@@ -191,7 +193,7 @@ export class Navigator {
     this.pool = null;
     this.leases.clear();
     if (!browser) return;
-    const proc = browser.process();
+    const proc = browserProcess(browser);
     await pool?.closeAll().catch(() => undefined);
     await Promise.race([
       browser.close().catch(() => undefined),

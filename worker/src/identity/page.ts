@@ -1,7 +1,12 @@
-import type { CDPSession } from 'puppeteer-core';
+import type { CDPSession, Page } from 'puppeteer-core';
 import type { ProxyIdentity } from '@persona-browser/contracts';
-import type { ManagedPage } from '../browser/managed-page';
+import { onPageSessionSwap, pageSession } from '../browser/cdp/page-session';
 import { identityGeolocation } from './apply';
+
+/** A pool page as identity sees it: the puppeteer page (a ManagedPage is one). */
+export interface PageHolder {
+  readonly page: Page;
+}
 
 /**
  * What the command line cannot give a page, set on each pool page as it is made:
@@ -17,7 +22,7 @@ import { identityGeolocation } from './apply';
  * workers (measured: both report the identity's zone and offset). A prerendered page that is
  * activated moves to a new target: the overrides follow it there.
  */
-export async function applyIdentityToPage(p: ManagedPage, identity: ProxyIdentity): Promise<void> {
+export async function applyIdentityToPage(p: PageHolder, identity: ProxyIdentity): Promise<void> {
   const position = identityGeolocation(identity);
   // On the browser's own connection: a grant made through a DevTools session is withdrawn when
   // that session detaches. No origin: every site may ask, as a person who allowed it would.
@@ -35,7 +40,7 @@ export async function applyIdentityToPage(p: ManagedPage, identity: ProxyIdentit
  * The locale as the default of `Intl` in the page and its dedicated workers (the command line
  * cannot give it: see above), for a persona that sets `BROWSER_LOCALE` or wears an identity.
  */
-export async function applyLocaleToPage(p: ManagedPage, locale: string): Promise<void> {
+export async function applyLocaleToPage(p: PageHolder, locale: string): Promise<void> {
   await onEverySession(p, async (session) => {
     await session.send('Emulation.setLocaleOverride', { locale });
   });
@@ -43,9 +48,9 @@ export async function applyLocaleToPage(p: ManagedPage, locale: string): Promise
 
 /** Runs `apply` on the page's session now and on every session it moves to later. */
 async function onEverySession(
-  p: ManagedPage,
+  p: PageHolder,
   apply: (session: CDPSession) => Promise<void>,
 ): Promise<void> {
-  await apply(p.session);
-  p.onSessionSwap((session) => void apply(session).catch(() => undefined));
+  await apply(pageSession(p.page));
+  onPageSessionSwap(p.page, (session) => void apply(session).catch(() => undefined));
 }

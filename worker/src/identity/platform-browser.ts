@@ -1,6 +1,6 @@
 import type { Browser, CDPSession, Connection } from 'puppeteer-core';
-import { CDPSessionEvent } from 'puppeteer-core';
-import type { ManagedPage } from '../browser/managed-page';
+import { browserConnection, onChildSessionReady } from '../browser/cdp/child-sessions';
+import type { PageHolder } from './page';
 import type { PlatformName, PlatformOverride, RealAgent } from './platform';
 import { planPlatform, workerPlatformScript } from './platform';
 
@@ -52,13 +52,6 @@ export async function readRealAgent(browser: Browser): Promise<RealAgent> {
   }
 }
 
-/** The browser's DevTools connection, where every session of it is made. */
-function connectionOf(browser: Browser): Connection {
-  const connection = (browser as unknown as { _connection?: Connection })._connection;
-  if (!connection) throw new Error('puppeteer-core has no Browser._connection; pin it at 24');
-  return connection;
-}
-
 /**
  * Runs `script` in every dedicated worker of the browser before the worker's own code.
  * Puppeteer attaches to each worker held at its start and resumes it once it is ready; the
@@ -66,36 +59,11 @@ function connectionOf(browser: Browser): Connection {
  * session are handled in order). Nested workers are children of a worker's session and are
  * caught the same way.
  */
-function beforeEveryWorker(browser: Browser, script: string): void {
-  const connection = (browser as unknown as { _connection?: Connection })._connection;
-  // Puppeteer's internal event, emitted on the parent session just before it resumes a child.
-  const ready = (CDPSessionEvent as unknown as { Ready?: symbol }).Ready;
-  if (!connection || !ready) {
-    throw new Error(
-      'puppeteer-core lacks Browser._connection or CDPSessionEvent.Ready; pin it at 24',
-    );
-  }
-  const watch = (session: CDPSession): void => {
-    (session as unknown as AnySession).on(ready, (child) => {
-      let type: string;
-      try {
-        // Puppeteer's own type() calls a dedicated worker "other".
-        type = child.target()._getTargetInfo().type;
-      } catch {
-        return;
-      }
-      if (type !== 'worker') return;
-      void child.send('Runtime.evaluate', { expression: script }).catch(() => undefined);
-    });
-  };
-  connection.on(CDPSessionEvent.SessionAttached, watch);
-}
-
-/** The parts of puppeteer's session the worker hook uses beyond its public types. */
-interface AnySession {
-  on(event: symbol, handler: (child: AnySession) => void): void;
-  target(): { _getTargetInfo(): { type: string } };
-  send(method: 'Runtime.evaluate', params: { expression: string }): Promise<unknown>;
+function beforeEveryWorker(connection: Connection, script: string): void {
+  onChildSessionReady(connection, (child, type) => {
+    if (type !== 'worker') return;
+    void child.send('Runtime.evaluate', { expression: script }).catch(() => undefined);
+  });
 }
 
 /**
@@ -106,10 +74,12 @@ interface AnySession {
  * lets it run. The session stays attached, or the override would end with it; a service
  * worker so watched is not stopped when idle.
  */
-async function beforeEveryOtherWorker(browser: Browser, override: PlatformOverride): Promise<void> {
-  const connection = connectionOf(browser);
+async function beforeEveryOtherWorker(
+  root: CDPSession,
+  connection: Connection,
+  override: PlatformOverride,
+): Promise<void> {
   const script = workerPlatformScript(override.platform, override.userAgent);
-  const root = await browser.target().createCDPSession();
   root.on('Target.attachedToTarget', (event) => {
     const session = connection.session(event.sessionId);
     if (!session) return;
@@ -136,7 +106,7 @@ async function beforeEveryOtherWorker(browser: Browser, override: PlatformOverri
 export interface PlatformDisguise {
   override: PlatformOverride;
   /** Sets the page's user agent, platform and client hints (its frames and workers follow). */
-  applyTo(p: ManagedPage): Promise<void>;
+  applyTo(p: PageHolder): Promise<void>;
 }
 
 /**
@@ -150,8 +120,9 @@ export async function disguisePlatform(
 ): Promise<PlatformDisguise | null> {
   const override = planPlatform(await readRealAgent(browser), name);
   if (!override) return null;
-  beforeEveryWorker(browser, workerPlatformScript(override.platform));
-  await beforeEveryOtherWorker(browser, override);
+  const { root, connection } = await browserConnection(browser);
+  beforeEveryWorker(connection, workerPlatformScript(override.platform));
+  await beforeEveryOtherWorker(root, connection, override);
   return {
     override,
     // Puppeteer's network manager sets it on the page's session and every session it gains
