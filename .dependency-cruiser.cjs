@@ -2,7 +2,7 @@
  * The product's dependency rules (docs/architecture.md), written against package names: a package
  * reaches another only through its name (never a relative path into its folder), plugins see
  * only the plugin SDK, the worker never imports the fleet services, and nothing imports itself
- * in a cycle. Workspace packages resolve to node_modules/@persona-browser/<name> (symlinks
+ * in a cycle, and shipped code never imports the test kit. Workspace packages resolve to node_modules/@persona-browser/<name> (symlinks
  * kept), or stay unresolved while a package has no build.
  */
 const PKG = '(^|node_modules/)@persona-browser/';
@@ -16,22 +16,19 @@ const FOLDERS = [
   'plugins',
   'waker',
   'supervisor',
+  'testkit',
 ];
 
 /**
- * One rule per package: its files reach other packages' folders only by package name. Tests
- * may share another package's test helpers (the supervisor's tests drive a real waker). A
- * panel's browser modules import ui/ by the URL the service serves it at (/ui/…), not by name.
+ * One rule per package: its files reach other packages' folders only by package name, tests
+ * too (what they share is the test kit, @persona-browser/testkit). A panel's browser modules import ui/ by the URL the service serves it at (/ui/…), not by name.
  */
 const noRelativeEscapes = FOLDERS.map((folder) => ({
   name: `${folder}-by-name-only`,
   severity: 'error',
   comment: `${folder}/ imports other packages by name, not by a path into their folders`,
   from: { path: `^${folder}/`, pathNot: `^${folder}/panel/` },
-  to: {
-    path: `^(${FOLDERS.filter((f) => f !== folder).join('|')})/`,
-    pathNot: '^[a-z-]+/test/helpers/',
-  },
+  to: { path: `^(${FOLDERS.filter((f) => f !== folder).join('|')})/` },
 }));
 
 module.exports = {
@@ -113,9 +110,9 @@ module.exports = {
     {
       name: 'src-not-dev-code',
       severity: 'error',
-      comment: 'shipped code never imports tests, test helpers or benchmarks',
+      comment: 'shipped code never imports tests, the test kit or benchmarks',
       from: { path: '/src/' },
-      to: { path: '/(test|testkit|bench)/' },
+      to: { path: ['/(test|testkit|bench)/', `${PKG}testkit(/|$)`] },
     },
     {
       name: 'declared-dependencies',

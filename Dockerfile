@@ -68,7 +68,8 @@ RUN if [ -s /tmp/extra-ca.pem ]; then export NODE_EXTRA_CA_CERTS=/tmp/extra-ca.p
     npm ci --no-audit --no-fund --loglevel=error
 COPY . .
 ARG BASE
-RUN npx tsc -b \
+# The shipped packages only: the test kit (testkit/) is not in the context.
+RUN npx tsc -b contracts service-kit plugin-sdk xvfb plugins worker waker supervisor \
     && node supervisor/dist/build-context.js "$BASE" > /tmp/build-context \
     && mv /tmp/build-context .build-context \
     && rm -rf node_modules ./*/node_modules docker/certs

@@ -27,8 +27,9 @@ export default tseslint.config(
     },
   },
   {
-    // Tests read JSON replies and jest's asymmetric matchers, which are `any` by nature.
-    files: ['*/test/**/*.ts'],
+    // Tests and their kit read JSON replies and jest's asymmetric matchers, which are `any` by
+    // nature.
+    files: ['*/test/**/*.ts', 'testkit/*.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -16,5 +16,5 @@ module.exports = {
   // Browser tests take seconds; their own deadlines are inside them.
   testTimeout: 120000,
   verbose: true,
-  reporters: ['default', '<rootDir>/worker/test/helpers/summary-reporter.cjs'],
+  reporters: ['default', '<rootDir>/testkit/summary-reporter.cjs'],
 };

@@ -1,6 +1,6 @@
-import { readLogRows } from '../../worker/test/helpers/request-log-file';
-import type { RunningWorker } from '../../worker/test/helpers/worker';
-import { startWorker } from '../../worker/test/helpers/worker';
+import { readLogRows } from '@persona-browser/testkit/request-log-file';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { startWorker } from '@persona-browser/testkit/worker';
 import type { ArchiveSite, SeenRequest } from './fixtures/archive-site';
 import { startArchiveSite } from './fixtures/archive-site';
 

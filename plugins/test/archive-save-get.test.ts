@@ -1,5 +1,5 @@
-import type { RunningWorker } from '../../worker/test/helpers/worker';
-import { startWorker } from '../../worker/test/helpers/worker';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { startWorker } from '@persona-browser/testkit/worker';
 import type { ArchiveSite, SeenRequest } from './fixtures/archive-site';
 import { startArchiveSite } from './fixtures/archive-site';
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { KEY } from '../../worker/test/helpers/worker';
+import { KEY } from '@persona-browser/testkit/worker';
 import type { BankASite } from './fixtures/bank-a-site';
 import { startBankASite } from './fixtures/bank-a-site';
 import { addDays, itDate, within } from './fixtures/bank-a-site-data';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RunningWorker } from '../../worker/test/helpers/worker';
-import { sleep } from '../../worker/test/helpers/worker';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { sleep } from '@persona-browser/testkit/worker';
 import { totalsOf } from '../bank/italian';
 import type { BankBSite } from './fixtures/bank-b-site';
 import { startBankBSite } from './fixtures/bank-b-site';

@@ -1,10 +1,10 @@
-import type { Fixture } from '../../worker/test/helpers/fixture';
-import { startFixture } from '../../worker/test/helpers/fixture';
-import { Observer } from '../../worker/test/helpers/observer';
-import type { VisionStandin } from '../../worker/test/helpers/vision-standin';
-import { boxFor, startVisionStandin } from '../../worker/test/helpers/vision-standin';
-import type { RunningWorker } from '../../worker/test/helpers/worker';
-import { startWorker } from '../../worker/test/helpers/worker';
+import type { Fixture } from '@persona-browser/testkit/fixture';
+import { startFixture } from '@persona-browser/testkit/fixture';
+import { Observer } from '@persona-browser/testkit/observer';
+import type { VisionStandin } from '@persona-browser/testkit/vision-standin';
+import { boxFor, startVisionStandin } from '@persona-browser/testkit/vision-standin';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * misc/detect-bounding-box with a vision key, against the loopback stand-in of the vision

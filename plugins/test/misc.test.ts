@@ -1,7 +1,7 @@
-import type { VisionStandin } from '../../worker/test/helpers/vision-standin';
-import { startVisionStandin } from '../../worker/test/helpers/vision-standin';
-import type { RunningWorker } from '../../worker/test/helpers/worker';
-import { startWorker } from '../../worker/test/helpers/worker';
+import type { VisionStandin } from '@persona-browser/testkit/vision-standin';
+import { startVisionStandin } from '@persona-browser/testkit/vision-standin';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { startWorker } from '@persona-browser/testkit/worker';
 import type { NewsSite } from './fixtures/news-site';
 import { startNewsSite } from './fixtures/news-site';
 

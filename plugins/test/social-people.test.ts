@@ -1,4 +1,4 @@
-import type { RunningWorker } from '../../worker/test/helpers/worker';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
 import type { SeenEvent, SocialSite } from './fixtures/social-site';
 import { OWN } from './fixtures/social-site';
 import type { Body } from './fixtures/social-world';

@@ -1,5 +1,5 @@
-import type { RunningWorker } from '../../worker/test/helpers/worker';
-import { KEY } from '../../worker/test/helpers/worker';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { KEY } from '@persona-browser/testkit/worker';
 import type { SocialSite } from './fixtures/social-site';
 import { TELEMETRY_PATHS, mediaFile } from './fixtures/social-site';
 import type { Body } from './fixtures/social-world';

@@ -21,7 +21,7 @@ import {
   marked,
   sleep,
   startSupervisor,
-} from '../test/helpers/fleet-repo';
+} from '@persona-browser/testkit/fleet-repo';
 
 const INTERVAL_S = Number(process.env.UPDATE_INTERVAL ?? 10);
 const HEALTH_S = Number(process.env.HEALTH_TIMEOUT ?? 90);

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildContext, dockerfileBase } from '../src/build-context';
-import { ROOT } from './helpers/fleet-repo';
+import { ROOT } from '@persona-browser/testkit/fleet-repo';
 
 /**
  * The content hash that names a persona image: the same files `docker build` puts in its

@@ -3,9 +3,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Docker from 'dockerode';
 import type { PingResult, SupervisorStatus } from '@persona-browser/contracts';
-import { DEFAULT_BASE_IMAGE, dockerCli, ensurePersonaImage } from '../../waker/test/helpers/image';
-import { ROOT, call, freePort, makeFleetRepo, marked, startSupervisor } from './helpers/fleet-repo';
-import type { FleetRepo, RunningSupervisor } from './helpers/fleet-repo';
+import { DEFAULT_BASE_IMAGE, dockerCli, ensurePersonaImage } from '@persona-browser/testkit/image';
+import {
+  ROOT,
+  call,
+  freePort,
+  makeFleetRepo,
+  marked,
+  startSupervisor,
+} from '@persona-browser/testkit/fleet-repo';
+import type { FleetRepo, RunningSupervisor } from '@persona-browser/testkit/fleet-repo';
 
 /**
  * The supervisor of a fleet of persona containers (the waker's docker driver, the real engine):

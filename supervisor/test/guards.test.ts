@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PingResult, SupervisorStatus } from '@persona-browser/contracts';
-import { fleetPids, isAlive } from '../../waker/test/helpers/procs';
+import { fleetPids, isAlive } from '@persona-browser/testkit/fleet-procs';
 import {
   ROOT,
   call,
@@ -11,8 +11,8 @@ import {
   marked,
   startSupervisor,
   until,
-} from './helpers/fleet-repo';
-import type { FleetRepo, RunningSupervisor } from './helpers/fleet-repo';
+} from '@persona-browser/testkit/fleet-repo';
+import type { FleetRepo, RunningSupervisor } from '@persona-browser/testkit/fleet-repo';
 
 /**
  * What must never go wrong around an update: the trigger route, local work in the checkout,

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SupervisorStatus } from '@persona-browser/contracts';
-import { fleetPids } from '../../waker/test/helpers/procs';
-import { git, makeFleetRepo, startSupervisor } from './helpers/fleet-repo';
-import type { FleetRepo, RunningSupervisor } from './helpers/fleet-repo';
+import { fleetPids } from '@persona-browser/testkit/fleet-procs';
+import { git, makeFleetRepo, startSupervisor } from '@persona-browser/testkit/fleet-repo';
+import type { FleetRepo, RunningSupervisor } from '@persona-browser/testkit/fleet-repo';
 
 /**
  * The remote as the supervisor sees it from where it runs. A server's checkout whose origin is

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PingResult, SupervisorStatus } from '@persona-browser/contracts';
-import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
-import { fleetPids } from '../../waker/test/helpers/procs';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import { fleetPids } from '@persona-browser/testkit/fleet-procs';
 import {
   BREAK,
   KEY,
@@ -13,8 +13,8 @@ import {
   makeFleetRepo,
   sleep,
   startSupervisor,
-} from './helpers/fleet-repo';
-import type { FleetRepo, RunningSupervisor } from './helpers/fleet-repo';
+} from '@persona-browser/testkit/fleet-repo';
+import type { FleetRepo, RunningSupervisor } from '@persona-browser/testkit/fleet-repo';
 
 /**
  * Updates as a server gets them: commits pushed to a real bare repository, a supervisor on the

@@ -11,9 +11,9 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import Docker from 'dockerode';
-import { ensurePersonaImage } from '../test/helpers/image';
-import type { RunningWaker } from '../test/helpers/waker';
-import { ROOT, freePort, makePersonas, sleep, startWaker } from '../test/helpers/waker';
+import { ensurePersonaImage } from '@persona-browser/testkit/image';
+import type { RunningWaker } from '@persona-browser/testkit/waker';
+import { ROOT, freePort, makePersonas, sleep, startWaker } from '@persona-browser/testkit/waker';
 
 const RUNS = Number(process.env.RUNS ?? 5);
 const SAMPLES = Number(process.env.SAMPLES ?? 400);

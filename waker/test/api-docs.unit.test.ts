@@ -4,7 +4,7 @@
  */
 import { SUPERVISOR_PATHS } from '@persona-browser/contracts';
 import { ROUTES } from '../src/api/app';
-import { readApiDoc, sectionRoutes, withoutRow } from '../../worker/test/helpers/api-doc';
+import { readApiDoc, sectionRoutes, withoutRow } from '@persona-browser/testkit/api-doc';
 
 const WAKER = "The waker's API";
 const SUPERVISOR = "The supervisor's API";

@@ -1,6 +1,13 @@
 import fs from 'node:fs';
-import type { RunningWaker } from './helpers/waker';
-import { KEY, ROOT, call, freePort, makePersonas, startWaker } from './helpers/waker';
+import type { RunningWaker } from '@persona-browser/testkit/waker';
+import {
+  KEY,
+  ROOT,
+  call,
+  freePort,
+  makePersonas,
+  startWaker,
+} from '@persona-browser/testkit/waker';
 
 /**
  * The waker's own API answers a client's mistakes as the worker does: the API's error envelope,

@@ -8,8 +8,8 @@ import {
   supervisorStatusSchema,
 } from '@persona-browser/contracts';
 import type { PersonaInfo, SupervisorStatus } from '@persona-browser/contracts';
-import { DEFAULT_BASE_IMAGE, ensurePersonaImage } from './helpers/image';
-import { KEY, ROOT, call, freePort, makePersonas, until } from './helpers/waker';
+import { DEFAULT_BASE_IMAGE, ensurePersonaImage } from '@persona-browser/testkit/image';
+import { KEY, ROOT, call, freePort, makePersonas, until } from '@persona-browser/testkit/waker';
 
 /**
  * The server path as users take it: `docker-compose up --build` (Debian's 1.29) on compose.yaml

@@ -5,15 +5,23 @@ import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { personaListSchema } from '@persona-browser/contracts';
-import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
-import type { RunningWaker } from './helpers/waker';
-import { ensurePersonaImage } from './helpers/image';
-import { KEY, ROOT, call, freePort, makePersonas, sleep, startWaker } from './helpers/waker';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import type { RunningWaker } from '@persona-browser/testkit/waker';
+import { ensurePersonaImage } from '@persona-browser/testkit/image';
+import {
+  KEY,
+  ROOT,
+  call,
+  freePort,
+  makePersonas,
+  sleep,
+  startWaker,
+} from '@persona-browser/testkit/waker';
 
 /**
  * The waker with the `docker` driver against the real engine: one container per persona, found
  * again by labels, nothing left behind. The image is built from this checkout
- * (helpers/image.ts).
+ * (`@persona-browser/testkit/image`).
  */
 const FLEET = `dtest${process.pid}`;
 const IDLE_S = 3;

@@ -1,9 +1,9 @@
 import type { Browser, Page } from 'puppeteer-core';
 import type { MetricsBody, PersonaInfo, SupervisorStatus } from '@persona-browser/contracts';
-import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
-import { boxes, sidewaysOverflow, spillingOut } from '../../worker/test/helpers/on-screen';
-import type { PanelServer } from './helpers/panel-server';
-import { persona, servePanel, supervisorStatus } from './helpers/panel-server';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import { boxes, sidewaysOverflow, spillingOut } from '@persona-browser/testkit/on-screen';
+import type { PanelServer } from '@persona-browser/testkit/panel-server';
+import { persona, servePanel, supervisorStatus } from '@persona-browser/testkit/panel-server';
 
 /**
  * The fleet panel's layout as a person sees it at a phone's, a tablet's and a desktop's window

@@ -1,19 +1,19 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import WebSocket from 'ws';
 import { ProcessDriver } from '../src/drivers/process';
 import { Fleet } from '../src/fleet';
 import type { FleetOptions } from '../src/fleet';
 import { createLogger } from '@persona-browser/service-kit';
-import { fleetPids, isAlive, workerPid } from './helpers/procs';
-import { call, freePort, makePersonas, sleep } from './helpers/waker';
+import { fleetPids, isAlive, workerPid } from '@persona-browser/testkit/fleet-procs';
+import { ECHO_WORKER, call, freePort, makePersonas, sleep } from '@persona-browser/testkit/waker';
 
 /**
  * The front door's WebSocket path and its failure answers, with a stand-in worker
- * (helpers/echo-worker.cjs): the real worker accepts no WebSocket until the live view is merged.
- * The fleet runs in this process with the process driver; the stand-in is a real child process.
+ * (the kit's `echo-worker.cjs`): the real worker accepts no WebSocket until the live view is
+ * merged. The fleet runs in this process with the process driver; the stand-in is a real child
+ * process.
  */
-const ECHO = [process.execPath, path.join(__dirname, 'helpers', 'echo-worker.cjs')];
+const ECHO = [process.execPath, ECHO_WORKER];
 const FAILING = [process.execPath, '-e', 'console.error("no browser here"); process.exit(3)'];
 const logger = createLogger({ secrets: [], level: 'error' });
 const IDLE_S = 2;

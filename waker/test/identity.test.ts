@@ -5,15 +5,24 @@ import os from 'node:os';
 import path from 'node:path';
 import { IDENTITY_FILE, identitySchema, personaListSchema } from '@persona-browser/contracts';
 import type { PersonaInfo, ProxyIdentity } from '@persona-browser/contracts';
-import type { ForwardProxy } from '../../worker/test/helpers/forward-proxy';
-import { startForwardProxy } from '../../worker/test/helpers/forward-proxy';
-import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
+import type { ForwardProxy } from '@persona-browser/testkit/forward-proxy';
+import { startForwardProxy } from '@persona-browser/testkit/forward-proxy';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { IdentityError, makeIdentity } from '../src/identity';
-import type { GeoipStandin } from './helpers/geoip-standin';
-import { BERLIN, startGeoipStandin } from './helpers/geoip-standin';
-import { fleetPids, workerPid } from './helpers/procs';
-import type { Reply, RunningWaker } from './helpers/waker';
-import { KEY, ROOT, call, freePort, makePersonas, sleep, startWaker, until } from './helpers/waker';
+import type { GeoipStandin } from '@persona-browser/testkit/geoip-standin';
+import { BERLIN, startGeoipStandin } from '@persona-browser/testkit/geoip-standin';
+import { fleetPids, workerPid } from '@persona-browser/testkit/fleet-procs';
+import type { Reply, RunningWaker } from '@persona-browser/testkit/waker';
+import {
+  KEY,
+  ROOT,
+  call,
+  freePort,
+  makePersonas,
+  sleep,
+  startWaker,
+  until,
+} from '@persona-browser/testkit/waker';
 
 /**
  * Proxy identities end to end: the built waker (process driver, real workers and Chromium), a

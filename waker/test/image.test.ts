@@ -21,8 +21,8 @@ import {
   removeFleet,
   startPersonaContainer,
   waitWorkerReady,
-} from './helpers/image';
-import type { PersonaContainer } from './helpers/image';
+} from '@persona-browser/testkit/image';
+import type { PersonaContainer } from '@persona-browser/testkit/image';
 
 const KEY = 'image-test-key';
 const FLEET = `imgtest-${process.pid}-${crypto.randomBytes(3).toString('hex')}`;

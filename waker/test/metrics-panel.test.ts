@@ -5,10 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import type { PersonaInfo } from '@persona-browser/contracts';
-import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { MetricsSampler, requestsPerHour } from '../src/metrics';
-import type { PanelServer } from './helpers/panel-server';
-import { persona, servePanel } from './helpers/panel-server';
+import type { PanelServer } from '@persona-browser/testkit/panel-server';
+import { persona, servePanel } from '@persona-browser/testkit/panel-server';
 
 /**
  * The fleet panel in a real (headless) Chromium against a stand-in of the waker's API: the

@@ -1,10 +1,19 @@
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { metricsBodySchema, personaListSchema } from '@persona-browser/contracts';
-import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
-import { fleetPids, isAlive, workerPid } from './helpers/procs';
-import type { RunningWaker } from './helpers/waker';
-import { KEY, ROOT, call, freePort, makePersonas, sleep, startWaker, until } from './helpers/waker';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import { fleetPids, isAlive, workerPid } from '@persona-browser/testkit/fleet-procs';
+import type { RunningWaker } from '@persona-browser/testkit/waker';
+import {
+  KEY,
+  ROOT,
+  call,
+  freePort,
+  makePersonas,
+  sleep,
+  startWaker,
+  until,
+} from '@persona-browser/testkit/waker';
 
 /**
  * The waker with the `process` driver (a machine without Docker): real workers, real Chromium,

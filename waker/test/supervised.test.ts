@@ -4,10 +4,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { SUPERVISOR_PATHS } from '@persona-browser/contracts';
-import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
-import { fleetPids, isAlive, workerPid } from './helpers/procs';
-import type { RunningWaker } from './helpers/waker';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import { fleetPids, isAlive, workerPid } from '@persona-browser/testkit/fleet-procs';
+import type { RunningWaker } from '@persona-browser/testkit/waker';
 import {
+  EXIT_CODE_RECORDER,
   KEY,
   ROOT,
   WAKER_MAIN,
@@ -18,7 +19,7 @@ import {
   startWaker,
   until,
   wakerEnv,
-} from './helpers/waker';
+} from '@persona-browser/testkit/waker';
 
 /**
  * The waker's side of the supervisor: the status relay (`GET /api/supervisor`), the panel's
@@ -127,7 +128,6 @@ const waker = spawn(process.execPath, ['--require', preload, main], {
 });
 console.log(JSON.stringify({ waker_pid: waker.pid }));
 `;
-const EXIT_HELPER = path.join(__dirname, 'helpers', 'exit-code.cjs');
 
 function ppidOf(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -170,7 +170,7 @@ describe('a waker started by a supervisor', () => {
       REPO_ROOT: ROOT,
       PB_TEST_EXIT_FILE: exitFile,
     });
-    const proc = spawn(process.execPath, ['-e', PARENT, WAKER_MAIN, EXIT_HELPER], {
+    const proc = spawn(process.execPath, ['-e', PARENT, WAKER_MAIN, EXIT_CODE_RECORDER], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

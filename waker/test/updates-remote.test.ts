@@ -1,9 +1,9 @@
 import type { Browser, Page } from 'puppeteer-core';
 import type { SupervisorStatus } from '@persona-browser/contracts';
-import { launchClientBrowser } from '../../worker/test/helpers/client-browser';
-import { shown, sidewaysOverflow } from '../../worker/test/helpers/on-screen';
-import type { PanelServer } from './helpers/panel-server';
-import { servePanel, supervisorStatus } from './helpers/panel-server';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import { shown, sidewaysOverflow } from '@persona-browser/testkit/on-screen';
+import type { PanelServer } from '@persona-browser/testkit/panel-server';
+import { servePanel, supervisorStatus } from '@persona-browser/testkit/panel-server';
 
 /**
  * The fleet panel's Updates card and the supervisor's remote (`remote` in GET /api/supervisor):

@@ -6,8 +6,8 @@ import StealthPlugin from 'puppeteer-extra-plugin-stealth';
 import { startXvfb } from '@persona-browser/xvfb';
 import { STEALTH_EVASIONS, findBrowserBinary, launchBrowser } from '../src/browser/launch';
 import { presenceLaunch } from '../src/identity/apply';
-import type { Signal } from '../testkit/detector-site';
-import { startDetectorSite } from '../testkit/detector-site';
+import type { Signal } from '@persona-browser/testkit/detector-site';
+import { startDetectorSite } from '@persona-browser/testkit/detector-site';
 import type { BenchSection, Row } from './section';
 
 /**

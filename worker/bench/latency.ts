@@ -3,7 +3,7 @@ import type { BenchSection, Row } from './section';
 import { atMost } from './section';
 import type { BenchWorker } from './spawn';
 import { startWorker, waitInitialized } from './spawn';
-import { cpuMs } from '../testkit/procs';
+import { cpuMs } from '@persona-browser/testkit/procs';
 import { median, percentile, range, sleep } from './stats';
 
 /** Section 2: status and status/pages latency under 20 concurrent clients, then with a stuck page. */

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { cmdlineOf, descendantsOf, pidsMatching, pssMb } from '../testkit/procs';
+import { cmdlineOf, descendantsOf, pidsMatching, pssMb } from '@persona-browser/testkit/procs';
 import type { BenchSection, Row } from './section';
 import { atMost } from './section';
 import type { BenchWorker } from './spawn';

@@ -6,7 +6,7 @@ import type { BenchSection, Row } from './section';
 import { atMost } from './section';
 import type { BenchWorker } from './spawn';
 import { startWorker, waitInitialized } from './spawn';
-import { cpuMs } from '../testkit/procs';
+import { cpuMs } from '@persona-browser/testkit/procs';
 import { median, range } from './stats';
 
 /**

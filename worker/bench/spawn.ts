@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { makeScratch, spawnWorker } from '../testkit/spawn';
+import { makeScratch, spawnWorker } from '@persona-browser/testkit/spawn';
 import { createClient } from './http';
 import type { Client } from './http';
 import { sleep } from './stats';

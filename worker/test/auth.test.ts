@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import type { Body } from './helpers/mistakes';
-import { TARGET, useMistakeWorker } from './helpers/mistakes';
-import type { CallOptions, RunningWorker } from './helpers/worker';
-import { KEY, startWorker } from './helpers/worker';
+import type { Body } from '@persona-browser/testkit/mistakes';
+import { TARGET, useMistakeWorker } from '@persona-browser/testkit/mistakes';
+import type { CallOptions, RunningWorker } from '@persona-browser/testkit/worker';
+import { KEY, startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * Authentication (docs/api.md) through the real worker: who gets 401 or 500 `{detail}`, and that a

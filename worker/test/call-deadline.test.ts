@@ -3,11 +3,11 @@ import { Gestures } from '../src/human/gestures';
 import { planTyping } from '../src/human/keyboard-plan';
 import { seededRng } from '../src/human/random';
 import { createLogger } from '@persona-browser/service-kit';
-import type { Fixture } from './helpers/fixture';
-import { startFixture } from './helpers/fixture';
-import type { InProcessBrowser } from './helpers/in-process';
-import { startInProcessBrowser } from './helpers/in-process';
-import { inMainWorld } from './helpers/main-world';
+import type { Fixture } from '@persona-browser/testkit/fixture';
+import { startFixture } from '@persona-browser/testkit/fixture';
+import type { InProcessBrowser } from './in-process';
+import { startInProcessBrowser } from './in-process';
+import { inMainWorld } from './main-world';
 
 /**
  * A gesture stopped by its call's deadline stops at once and hands the page back usable: no

@@ -3,9 +3,14 @@
  * listed (plugins by their path in the plugin table), and every `/api/v1` route listed is
  * served. The controls run the same check on the page with a row taken out or a route added.
  */
-import { differences, readApiDoc, servedRoutes, withoutRow } from './helpers/api-doc';
-import type { RunningWorker } from './helpers/worker';
-import { startWorker } from './helpers/worker';
+import {
+  differences,
+  readApiDoc,
+  servedRoutes,
+  withoutRow,
+} from '@persona-browser/testkit/api-doc';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { startWorker } from '@persona-browser/testkit/worker';
 
 type OpenApi = { paths: Record<string, Record<string, unknown>> };
 

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT } from './helpers/worker';
+import { ROOT } from '@persona-browser/testkit/worker';
 
 const tracked = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' })
   .split('\n')
@@ -52,7 +52,7 @@ function brokenLinks(file: string): string[] {
 }
 
 const TOP =
-  /^(contracts|service-kit|plugin-sdk|ui|xvfb|worker|plugins|waker|supervisor|scripts|docs|docker|\.ci)\//;
+  /^(contracts|service-kit|plugin-sdk|ui|xvfb|worker|plugins|waker|supervisor|testkit|scripts|docs|docker|\.ci)\//;
 
 /**
  * Whether a path from the root is in the repository: a tracked file, or a folder holding one

@@ -2,10 +2,10 @@ import type { Browser } from 'puppeteer-core';
 import type { AppDeps } from '../src/app';
 import { allRoutes } from '../src/app';
 import { openApiPath } from '../src/http/openapi';
-import type { ClientBrowser } from './helpers/client-browser';
-import { launchClientBrowser } from './helpers/client-browser';
-import type { RunningWorker } from './helpers/worker';
-import { startWorker } from './helpers/worker';
+import type { ClientBrowser } from '@persona-browser/testkit/client-browser';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { startWorker } from '@persona-browser/testkit/worker';
 
 let w: RunningWorker;
 let browser: Browser;

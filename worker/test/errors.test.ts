@@ -1,7 +1,13 @@
-import type { Body } from './helpers/mistakes';
-import { anyString, matching, TARGET, expectEnvelope, useMistakeWorker } from './helpers/mistakes';
-import type { ApiResponse, CallOptions } from './helpers/worker';
-import { KEY } from './helpers/worker';
+import type { Body } from '@persona-browser/testkit/mistakes';
+import {
+  anyString,
+  matching,
+  TARGET,
+  expectEnvelope,
+  useMistakeWorker,
+} from '@persona-browser/testkit/mistakes';
+import type { ApiResponse, CallOptions } from '@persona-browser/testkit/worker';
+import { KEY } from '@persona-browser/testkit/worker';
 
 /**
  * The API's errors (docs/api.md) through the real worker: which client mistakes give which

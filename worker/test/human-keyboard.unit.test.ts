@@ -12,7 +12,7 @@ import {
 } from '../src/human/keyboard-plan';
 import { seededRng } from '../src/human/random';
 import type { KeyStep, Rng } from '../src/human/types';
-import { mean, sd } from './helpers/stats';
+import { mean, sd } from '@persona-browser/testkit/stats';
 
 const median = (xs: readonly number[]): number => {
   const sorted = [...xs].sort((a, b) => a - b);

@@ -12,7 +12,7 @@ import {
 } from '../src/human/mouse-plan';
 import { seededRng } from '../src/human/random';
 import type { Box, MovePlan, Point, Rng } from '../src/human/types';
-import { mean, sd } from './helpers/stats';
+import { mean, sd } from '@persona-browser/testkit/stats';
 
 const minOf = (xs: readonly number[]): number => xs.reduce((a, b) => Math.min(a, b), Infinity);
 const maxOf = (xs: readonly number[]): number => xs.reduce((a, b) => Math.max(a, b), -Infinity);

@@ -11,7 +11,7 @@ import {
   within,
 } from '../src/human/random';
 import type { Rng } from '../src/human/types';
-import { mean, sd } from './helpers/stats';
+import { mean, sd } from '@persona-browser/testkit/stats';
 
 const draw = (rng: Rng, n: number, f: () => number = () => rng.next()): number[] =>
   Array.from({ length: n }, f);

@@ -8,7 +8,7 @@ import { seededRng } from '../src/human/random';
 import { planScroll } from '../src/human/scroll-plan';
 import type { ScrollPlan, WheelNotch } from '../src/human/types';
 import { notchSizes, wholeNotchTotal } from '../src/human/wheel-notches';
-import { mean, sd } from './helpers/stats';
+import { mean, sd } from '@persona-browser/testkit/stats';
 
 const sum = (notches: readonly WheelNotch[]): number => notches.reduce((a, n) => a + n.deltaY, 0);
 const fmt = (x: number): string => x.toFixed(3);

@@ -1,7 +1,7 @@
-import type { Fixture } from './helpers/fixture';
-import { startFixture } from './helpers/fixture';
-import type { RunningWorker } from './helpers/worker';
-import { startWorker } from './helpers/worker';
+import type { Fixture } from '@persona-browser/testkit/fixture';
+import { startFixture } from '@persona-browser/testkit/fixture';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * A page whose renderer hangs (a script that never yields) must not take the worker or the

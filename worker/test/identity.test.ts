@@ -5,12 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@persona-browser/service-kit';
 import { startRelay } from '../src/identity/relay';
-import type { ForwardProxy } from './helpers/forward-proxy';
-import { startForwardProxy } from './helpers/forward-proxy';
-import type { IdentitySite, StunServer } from './helpers/identity-site';
-import { startIdentitySite, startStun } from './helpers/identity-site';
-import type { RunningWorker } from './helpers/worker';
-import { startWorker } from './helpers/worker';
+import type { ForwardProxy } from '@persona-browser/testkit/forward-proxy';
+import { startForwardProxy } from '@persona-browser/testkit/forward-proxy';
+import type { IdentitySite, StunServer } from '@persona-browser/testkit/identity-site';
+import { startIdentitySite, startStun } from '@persona-browser/testkit/identity-site';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { startWorker } from '@persona-browser/testkit/worker';
 
 const USER = 'acct-ir-session-7f3a';
 const PASSWORD = 'pw-7f3a-never-logged';

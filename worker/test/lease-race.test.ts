@@ -1,7 +1,7 @@
-import type { Fixture } from './helpers/fixture';
-import { startFixture } from './helpers/fixture';
-import type { RunningWorker } from './helpers/worker';
-import { startWorker } from './helpers/worker';
+import type { Fixture } from '@persona-browser/testkit/fixture';
+import { startFixture } from '@persona-browser/testkit/fixture';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * Many clients on one page for a while, some taking leases: a lease is exclusive from the

@@ -1,7 +1,7 @@
-import type { Fixture } from './helpers/fixture';
-import { startFixture } from './helpers/fixture';
-import type { RunningWorker } from './helpers/worker';
-import { sleep, startWorker } from './helpers/worker';
+import type { Fixture } from '@persona-browser/testkit/fixture';
+import { startFixture } from '@persona-browser/testkit/fixture';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { sleep, startWorker } from '@persona-browser/testkit/worker';
 
 let w: RunningWorker;
 let site: Fixture;

@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { startXvfb } from '@persona-browser/xvfb';
-import type { Fixture } from './helpers/fixture';
-import { startFixture } from './helpers/fixture';
-import { Observer } from './helpers/observer';
-import type { RunningWorker } from './helpers/worker';
-import { alive, browserPids, startWorker, xvfbPid } from './helpers/worker';
+import type { Fixture } from '@persona-browser/testkit/fixture';
+import { startFixture } from '@persona-browser/testkit/fixture';
+import { Observer } from '@persona-browser/testkit/observer';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { alive, browserPids, startWorker, xvfbPid } from '@persona-browser/testkit/worker';
 
 type Body = Record<string, any>;
 let site: Fixture;

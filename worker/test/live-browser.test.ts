@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { BrowserContext, Frame, Page } from 'puppeteer-core';
-import type { ClientBrowser } from './helpers/client-browser';
-import { launchClientBrowser } from './helpers/client-browser';
-import type { RunningWorker } from './helpers/worker';
-import { KEY, sleep, startWorker } from './helpers/worker';
-import { RECORDER, seen } from './helpers/recorder';
-import { shown } from './helpers/on-screen';
+import type { ClientBrowser } from '@persona-browser/testkit/client-browser';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
+import { RECORDER, seen } from '@persona-browser/testkit/recorder';
+import { shown } from '@persona-browser/testkit/on-screen';
 
 /**
  * The live view as a person uses it: the viewer page (noVNC) and the control panel in a second,

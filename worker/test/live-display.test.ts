@@ -3,11 +3,11 @@ import net from 'node:net';
 import os from 'node:os';
 import { startXvfb } from '@persona-browser/xvfb';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
-import { freePort } from './helpers/fixture';
-import type { Refusal } from './helpers/rfb-client';
-import { RfbClient } from './helpers/rfb-client';
-import type { RunningWorker } from './helpers/worker';
-import { KEY, alive, pidsMatching, sleep, startWorker } from './helpers/worker';
+import { freePort } from '@persona-browser/testkit/fixture';
+import type { Refusal } from '@persona-browser/testkit/rfb-client';
+import { RfbClient } from '@persona-browser/testkit/rfb-client';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { KEY, alive, pidsMatching, sleep, startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * Where the live view's VNC server comes from: the worker's own Xvfb gets one on a free

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Refusal } from './helpers/rfb-client';
-import { RfbClient } from './helpers/rfb-client';
-import type { RunningWorker } from './helpers/worker';
-import { KEY, sleep, startWorker } from './helpers/worker';
-import { RECORDER, seen } from './helpers/recorder';
+import type { Refusal } from '@persona-browser/testkit/rfb-client';
+import { RfbClient } from '@persona-browser/testkit/rfb-client';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
+import { RECORDER, seen } from '@persona-browser/testkit/recorder';
 
 /**
  * The live view against a real worker: its own Xvfb, the x11vnc it starts for the view, the

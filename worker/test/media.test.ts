@@ -13,8 +13,8 @@ import { RequestLog } from '../src/log/request-log';
 import { MediaStore } from '../src/media/store';
 import { ProxyErrors } from '../src/system-info';
 import { VisionClient } from '../src/vision/client';
-import { readLogRows } from './helpers/request-log-file';
-import { KEY, startWorker } from './helpers/worker';
+import { readLogRows } from '@persona-browser/testkit/request-log-file';
+import { KEY, startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * Media (docs/api.md) through the real HTTP application on an ephemeral port: what a client

@@ -11,9 +11,9 @@ import { ManagedPage } from '../src/browser/managed-page';
 import type { CaptureOptions } from '../src/capture/registry';
 import { CaptureRegistry } from '../src/capture/registry';
 import { DEFAULT_BUDGET_BYTES } from '../src/capture/store';
-import type { NetworkFixture } from './helpers/network-fixture';
-import { TEXT_BODY, startNetworkFixture } from './helpers/network-fixture';
-import { waitInMainWorld } from './helpers/main-world';
+import type { NetworkFixture } from '@persona-browser/testkit/network-fixture';
+import { TEXT_BODY, startNetworkFixture } from '@persona-browser/testkit/network-fixture';
+import { waitInMainWorld } from './main-world';
 
 /**
  * The capture registry driven directly, on a real headed Chromium: the same code path as the

@@ -1,7 +1,12 @@
 import net from 'node:net';
-import type { Body } from './helpers/network-api';
-import { WS_FIELDS, allSeqs, increasing, useNetworkWorker } from './helpers/network-api';
-import { WS_BINARY, WS_TEXT } from './helpers/network-fixture';
+import type { Body } from '@persona-browser/testkit/network-api';
+import {
+  WS_FIELDS,
+  allSeqs,
+  increasing,
+  useNetworkWorker,
+} from '@persona-browser/testkit/network-api';
+import { WS_BINARY, WS_TEXT } from '@persona-browser/testkit/network-fixture';
 
 /**
  * GET /api/v1/ops/{page_id}/network across loads: full loads empty the lists, single-page-app

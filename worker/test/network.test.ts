@@ -1,11 +1,11 @@
-import type { Body } from './helpers/network-api';
+import type { Body } from '@persona-browser/testkit/network-api';
 import {
   HTTP_FIELDS,
   BODY_LIMIT,
   allSeqs,
   increasing,
   useNetworkWorker,
-} from './helpers/network-api';
+} from '@persona-browser/testkit/network-api';
 import {
   BIG_BODY,
   BIG_BODY_LENGTH,
@@ -14,7 +14,7 @@ import {
   JSON_BODY,
   PNG,
   TEXT_BODY,
-} from './helpers/network-fixture';
+} from '@persona-browser/testkit/network-fixture';
 
 /**
  * GET /api/v1/ops/{page_id}/network against the real worker and a headed Chromium: every field of

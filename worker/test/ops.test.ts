@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Fixture } from './helpers/fixture';
-import { freePort, startFixture } from './helpers/fixture';
-import { Observer } from './helpers/observer';
-import type { RunningWorker } from './helpers/worker';
-import { startWorker } from './helpers/worker';
+import type { Fixture } from '@persona-browser/testkit/fixture';
+import { freePort, startFixture } from '@persona-browser/testkit/fixture';
+import { Observer } from '@persona-browser/testkit/observer';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { startWorker } from '@persona-browser/testkit/worker';
 
 let w: RunningWorker;
 let site: Fixture;

@@ -1,10 +1,16 @@
 import type { Browser, Page } from 'puppeteer-core';
-import type { ClientBrowser } from './helpers/client-browser';
-import { launchClientBrowser } from './helpers/client-browser';
-import type { Box } from './helpers/on-screen';
-import { boxes, clipped, shareRow, sidewaysOverflow, spillingOut } from './helpers/on-screen';
-import type { RunningWorker } from './helpers/worker';
-import { KEY, startWorker } from './helpers/worker';
+import type { ClientBrowser } from '@persona-browser/testkit/client-browser';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import type { Box } from '@persona-browser/testkit/on-screen';
+import {
+  boxes,
+  clipped,
+  shareRow,
+  sidewaysOverflow,
+  spillingOut,
+} from '@persona-browser/testkit/on-screen';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { KEY, startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * The control panel's layout as a person sees it at a phone's, a tablet's and a desktop's

@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'puppeteer-core';
-import type { ClientBrowser } from './helpers/client-browser';
-import { launchClientBrowser } from './helpers/client-browser';
-import { writePluginTree } from './helpers/plugin-tree';
-import type { RunningWorker } from './helpers/worker';
-import { KEY, startWorker } from './helpers/worker';
+import type { ClientBrowser } from '@persona-browser/testkit/client-browser';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import { writePluginTree } from '@persona-browser/testkit/plugin-tree';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { KEY, startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * The panel's plugin runner, used like a person would with a second (headless) browser: a

@@ -1,11 +1,11 @@
 import type { Browser, HTTPRequest, Page } from 'puppeteer-core';
-import type { Fixture } from './helpers/fixture';
-import { startFixture } from './helpers/fixture';
-import type { ClientBrowser } from './helpers/client-browser';
-import { launchClientBrowser } from './helpers/client-browser';
-import { shownTexts } from './helpers/on-screen';
-import type { RunningWorker } from './helpers/worker';
-import { KEY, startWorker } from './helpers/worker';
+import type { Fixture } from '@persona-browser/testkit/fixture';
+import { startFixture } from '@persona-browser/testkit/fixture';
+import type { ClientBrowser } from '@persona-browser/testkit/client-browser';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import { shownTexts } from '@persona-browser/testkit/on-screen';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { KEY, startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * The control panel at `/`, driven like a user would with a second (headless) browser against

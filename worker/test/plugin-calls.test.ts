@@ -1,11 +1,11 @@
 import http from 'node:http';
-import type { Fixture } from './helpers/fixture';
-import { startFixture } from './helpers/fixture';
-import { Observer } from './helpers/observer';
-import { readLogRows } from './helpers/request-log-file';
-import { manifest, writePluginTree } from './helpers/plugin-tree';
-import type { RunningWorker } from './helpers/worker';
-import { KEY, startWorker } from './helpers/worker';
+import type { Fixture } from '@persona-browser/testkit/fixture';
+import { startFixture } from '@persona-browser/testkit/fixture';
+import { Observer } from '@persona-browser/testkit/observer';
+import { readLogRows } from '@persona-browser/testkit/request-log-file';
+import { manifest, writePluginTree } from '@persona-browser/testkit/plugin-tree';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { KEY, startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * Calling plugins through the routes generated for them: validation before the page is

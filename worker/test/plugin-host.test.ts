@@ -1,6 +1,6 @@
-import { manifest, writePluginTree } from './helpers/plugin-tree';
-import type { RunningWorker } from './helpers/worker';
-import { startWorker } from './helpers/worker';
+import { manifest, writePluginTree } from '@persona-browser/testkit/plugin-tree';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * Discovery at start: a tree of good and broken plugins, what the list, the docs and the

@@ -2,9 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import QRCode from 'qrcode';
 import { readQrCodes } from '../src/plugins/qr';
-import { manifest, writePluginTree } from './helpers/plugin-tree';
-import type { RunningWorker } from './helpers/worker';
-import { KEY, startWorker } from './helpers/worker';
+import { manifest, writePluginTree } from '@persona-browser/testkit/plugin-tree';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { KEY, startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * A plugin and the person it works for. What it knows and nobody may read back: a family's secrets and the values a plugin

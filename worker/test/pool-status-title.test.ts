@@ -5,8 +5,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RunningWorker } from './helpers/worker';
-import { sleep, startWorker } from './helpers/worker';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { sleep, startWorker } from '@persona-browser/testkit/worker';
 
 type Body = Record<string, any>;
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RunningWorker } from './helpers/worker';
-import { startWorker } from './helpers/worker';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * A click on a link the browser has prerendered activates the prerendered page: the tab moves

@@ -1,5 +1,5 @@
-import { useObservedWorker } from './helpers/observed-worker';
-import { sleep } from './helpers/worker';
+import { useObservedWorker } from '@persona-browser/testkit/observed-worker';
+import { sleep } from '@persona-browser/testkit/worker';
 
 type Body = Record<string, any>;
 type Rect = { x: number; y: number; w: number; h: number };

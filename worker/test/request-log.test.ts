@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Fixture } from './helpers/fixture';
-import { startFixture } from './helpers/fixture';
-import type { LogRow } from './helpers/request-log-file';
-import { LOG_HEADER, readLogRows } from './helpers/request-log-file';
-import type { ApiResponse, CallOptions, RunningWorker } from './helpers/worker';
-import { KEY, sleep, startWorker } from './helpers/worker';
+import type { Fixture } from '@persona-browser/testkit/fixture';
+import { startFixture } from '@persona-browser/testkit/fixture';
+import type { LogRow } from '@persona-browser/testkit/request-log-file';
+import { LOG_HEADER, readLogRows } from '@persona-browser/testkit/request-log-file';
+import type { ApiResponse, CallOptions, RunningWorker } from '@persona-browser/testkit/worker';
+import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * The request log (docs/api.md), read back from the CSV files the worker writes in its persona

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { classify } from '../src/http/request-tracker';
 import type { RequestRow } from '../src/log/request-log';
 import { RequestLog } from '../src/log/request-log';
-import { LOG_HEADER, parseCsv } from './helpers/request-log-file';
+import { LOG_HEADER, parseCsv } from '@persona-browser/testkit/request-log-file';
 
 /** The request log writer on its own, with a hand-driven clock and a scratch folder. */
 

@@ -1,5 +1,5 @@
-import type { Body } from './helpers/mistakes';
-import { TARGET, expectEnvelope, useMistakeWorker } from './helpers/mistakes';
+import type { Body } from '@persona-browser/testkit/mistakes';
+import { TARGET, expectEnvelope, useMistakeWorker } from '@persona-browser/testkit/mistakes';
 
 /**
  * What a client that gets the shape of a call wrong is told: a known path with the wrong

@@ -12,8 +12,8 @@ import type { Route } from '../src/http/route';
 import { heldRoute, route } from '../src/http/route';
 import { envelope } from '../src/http/schemas';
 import { createLogger } from '@persona-browser/service-kit';
-import type { InProcessBrowser } from './helpers/in-process';
-import { startInProcessBrowser } from './helpers/in-process';
+import type { InProcessBrowser } from './in-process';
+import { startInProcessBrowser } from './in-process';
 
 /**
  * The one error path of the route layer, in-process with a real browser behind the page: a

@@ -3,8 +3,8 @@
  * when the page's main thread is busy (Chromium merges wheel events that wait for it), and the
  * main burst the page saw adds up to the `scrolled_distance` the call reported.
  */
-import { useObservedWorker } from './helpers/observed-worker';
-import { sleep } from './helpers/worker';
+import { useObservedWorker } from '@persona-browser/testkit/observed-worker';
+import { sleep } from '@persona-browser/testkit/worker';
 
 type Body = Record<string, any>;
 type Wheel = { dy: number; trusted: boolean };

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Fixture } from './helpers/fixture';
-import { freePort, startFixture } from './helpers/fixture';
-import type { RunningWorker } from './helpers/worker';
-import { alive, browserPids, startWorker, xvfbPid } from './helpers/worker';
+import type { Fixture } from '@persona-browser/testkit/fixture';
+import { freePort, startFixture } from '@persona-browser/testkit/fixture';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { alive, browserPids, startWorker, xvfbPid } from '@persona-browser/testkit/worker';
 
 /**
  * A worker that dies outright (SIGKILL, the OOM killer, a power cut of its container) takes its

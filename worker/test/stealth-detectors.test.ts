@@ -6,10 +6,10 @@ import type { Browser, Page } from 'puppeteer-core';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
 import { startXvfb } from '@persona-browser/xvfb';
 import { findBrowserBinary } from '../src/browser/launch';
-import type { DetectorSite, HookReport, Signal } from '../testkit/detector-site';
-import { startDetectorSite } from '../testkit/detector-site';
-import type { RunningWorker } from './helpers/worker';
-import { sleep, startWorker } from './helpers/worker';
+import type { DetectorSite, HookReport, Signal } from '@persona-browser/testkit/detector-site';
+import { startDetectorSite } from '@persona-browser/testkit/detector-site';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { sleep, startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * The worker's pages against detector pages served from loopback: this product's own checks

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MetricsBody } from '@persona-browser/contracts';
-import type { RunningWorker } from './helpers/worker';
-import { KEY, startWorker } from './helpers/worker';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { KEY, startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * The worker's metrics route relays the waker's `GET /api/metrics`. The waker is another

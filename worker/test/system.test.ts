@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startFixture } from './helpers/fixture';
-import type { RunningWorker } from './helpers/worker';
-import { startWorker } from './helpers/worker';
+import { startFixture } from '@persona-browser/testkit/fixture';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { startWorker } from '@persona-browser/testkit/worker';
 
 let w: RunningWorker;
 

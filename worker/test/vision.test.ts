@@ -1,10 +1,10 @@
-import type { Fixture } from './helpers/fixture';
-import { startFixture } from './helpers/fixture';
-import { Observer } from './helpers/observer';
-import type { VisionStandin } from './helpers/vision-standin';
-import { boxFor, startVisionStandin } from './helpers/vision-standin';
-import type { RunningWorker } from './helpers/worker';
-import { sleep, startWorker } from './helpers/worker';
+import type { Fixture } from '@persona-browser/testkit/fixture';
+import { startFixture } from '@persona-browser/testkit/fixture';
+import { Observer } from '@persona-browser/testkit/observer';
+import type { VisionStandin } from '@persona-browser/testkit/vision-standin';
+import { boxFor, startVisionStandin } from '@persona-browser/testkit/vision-standin';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { sleep, startWorker } from '@persona-browser/testkit/worker';
 
 type Body = Record<string, any>;
 

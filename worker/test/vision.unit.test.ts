@@ -3,8 +3,8 @@ import { costOf, readBoxAnswer, toViewportBox } from '../src/vision/answer';
 import type { VisionErrorCause, VisionOptions } from '../src/vision/client';
 import { VisionClient, VisionError } from '../src/vision/client';
 import { pngSize } from '../src/vision/png';
-import type { VisionStandin } from './helpers/vision-standin';
-import { decodePng, makePng, startVisionStandin } from './helpers/vision-standin';
+import type { VisionStandin } from '@persona-browser/testkit/vision-standin';
+import { decodePng, makePng, startVisionStandin } from '@persona-browser/testkit/vision-standin';
 
 // Distinctive keys, so that a leak into any message is easy to see.
 const FREE = 'AIzaFREE-standin-secret-0001';

@@ -4,7 +4,7 @@
  * then a Fitts grid of distances × widths (ID 1.8–6.3 bits), shuffled.
  */
 
-import { seeded } from '../../test/helpers/seeded';
+import { seeded } from '@persona-browser/testkit/seeded';
 
 export type TrialKind = 'hover' | 'click-position' | 'click-element';
 

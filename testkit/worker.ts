@@ -1,13 +1,11 @@
-import path from 'node:path';
-import { makeScratch, spawnWorker } from '../../testkit/spawn';
-import type { WorkerProcess } from '../../testkit/spawn';
+import { makeScratch, spawnWorker } from './spawn';
+import type { WorkerProcess } from './spawn';
 
-import { isAlive, pidsMatching } from '../../testkit/procs';
+import { isAlive, pidsMatching } from './procs';
+import { ROOT } from './root';
 
-export { pidsMatching };
+export { ROOT, pidsMatching };
 
-/** The repository this test suite runs from. */
-export const ROOT = path.resolve(__dirname, '..', '..', '..');
 export const KEY = 'test-service-key';
 
 export interface ApiResponse<T = Record<string, unknown>> {

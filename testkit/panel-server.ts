@@ -10,7 +10,10 @@ import type { PersonaInfo, SupervisorStatus } from '@persona-browser/contracts';
  * real browser, the answers chosen by the test.
  */
 
-const PANEL_DIR = path.resolve(__dirname, '..', '..', 'panel');
+const PANEL_DIR = path.join(
+  path.dirname(require.resolve('@persona-browser/waker/package.json')),
+  'panel',
+);
 const UPLOT_DIR = path.dirname(require.resolve('uplot/dist/uPlot.iife.min.js'));
 const UI_DIR = path.dirname(require.resolve('@persona-browser/ui/package.json'));
 

@@ -5,17 +5,16 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { PersonaInfo, PersonaState } from '@persona-browser/contracts';
+import { ROOT } from './root';
 
-/** The repository this suite runs from (also when compiled for the benchmark, one level down). */
-function findRoot(dir: string): string {
-  for (let d = dir; d !== path.dirname(d); d = path.dirname(d)) {
-    if (fs.existsSync(path.join(d, 'waker', 'package.json'))) return d;
-  }
-  throw new Error(`no repository root above ${dir}`);
-}
-export const ROOT = findRoot(__dirname);
+export { ROOT };
 export const WAKER_MAIN = path.join(ROOT, 'waker', 'dist', 'main.js');
 export const KEY = 'waker-test-key';
+
+/** A stand-in worker for the process driver: answers HTTP and echoes on a WebSocket. */
+export const ECHO_WORKER = path.join(__dirname, '..', 'echo-worker.cjs');
+/** Preloaded into a process to write the code it exits with to PB_TEST_EXIT_FILE. */
+export const EXIT_CODE_RECORDER = path.join(__dirname, '..', 'exit-code.cjs');
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

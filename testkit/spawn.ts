@@ -3,13 +3,15 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { WORKER_ROOT } from '../src/paths';
 import { cmdlineOf, isAlive, killQuietly, pidsMatching, removeDisplayFiles } from './procs';
 
 /**
  * Starts the built worker the way a user does, for the tests and the benchmarks alike: its own
  * process on an ephemeral port, its own Xvfb, a scratch folder for the profile and request log.
  */
+
+/** The worker package (its built program), found as Node finds it. */
+const WORKER_ROOT = path.dirname(require.resolve('@persona-browser/worker/package.json'));
 
 export const WORKER_MAIN = path.join(WORKER_ROOT, 'dist', 'main.js');
 

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { ROOT } from './root';
 
 /**
  * Reading the routes docs/api.md lists, to hold them against what the services serve.
@@ -11,7 +12,7 @@ import path from 'node:path';
  * once and stand for no route of their own.
  */
 
-export const API_DOC = path.resolve(__dirname, '..', '..', '..', 'docs', 'api.md');
+export const API_DOC = path.join(ROOT, 'docs', 'api.md');
 export const readApiDoc = (): string => fs.readFileSync(API_DOC, 'utf8');
 
 export const PLUGIN_PREFIX = '/api/v1/{page_id}/plugin/';

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { startXvfb } from '@persona-browser/xvfb';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
-import { findBrowserBinary } from '../../src/browser/launch';
-import { Navigator } from '../../src/browser/navigator';
+import { findBrowserBinary } from '../src/browser/launch';
+import { Navigator } from '../src/browser/navigator';
 import type { Logger } from '@persona-browser/service-kit';
 
 export interface InProcessBrowser {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** The built plugin SDK, required by absolute path from plugins written outside the repo. */
-const SDK = path.resolve(__dirname, '..', '..', '..', 'plugin-sdk', 'dist', 'index.js');
+const SDK = require.resolve('@persona-browser/plugin-sdk');
 
 export interface TreePlugin {
   /** Folder path under the root, such as `demo/visit`. */

@@ -5,15 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { SupervisorStatus } from '@persona-browser/contracts';
 import { supervisorStatusSchema } from '@persona-browser/contracts';
-import {
-  KEY,
-  ROOT,
-  call,
-  freePort,
-  sleep,
-  until,
-  wakerEnv,
-} from '../../../waker/test/helpers/waker';
+import { KEY, ROOT, call, freePort, sleep, until, wakerEnv } from './waker';
 
 export { KEY, ROOT, call, freePort, sleep, until };
 export const SUPERVISOR_MAIN = path.join(ROOT, 'supervisor', 'dist', 'main.js');

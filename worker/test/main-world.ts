@@ -1,4 +1,4 @@
-import type { ManagedPage } from '../../src/browser/managed-page';
+import type { ManagedPage } from '../src/browser/managed-page';
 
 /**
  * A test's own look into the page's main world (the page's globals, such as its event log),
