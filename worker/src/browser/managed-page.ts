@@ -32,6 +32,11 @@ export interface RunOptions {
   anyState?: boolean;
   /** Checked before waiting and again once the page is held: the lease gate. */
   gate?: () => void;
+  /**
+   * The work's last step reads the title in the page (`noteTitle`): once it has, the call ends
+   * without a title read or probe of its own, one DevTools round trip and a probe fewer.
+   */
+  endsWithTitle?: boolean;
 }
 
 /**
@@ -63,6 +68,8 @@ export class ManagedPage {
   /** Title reads started and the latest applied: an older answer never overwrites a newer. */
   private titleReadsStarted = 0;
   private titleReadApplied = 0;
+  /** The running call's work read the title in the page itself (see `noteTitle`). */
+  private titleReadByCall = false;
   /** Aborted when the page is closed: every call on it stops. */
   private readonly closing = new AbortController();
   /** Aborted when the page gets stuck or crashes; made anew when it is back. */
@@ -182,17 +189,20 @@ export class ManagedPage {
         ),
     );
     const call = this.callFor(name, opts);
+    let titleFresh = false;
     try {
       opts.gate?.();
       this.refuseUnusable(opts);
       this.currentOperation = name;
+      this.titleReadByCall = false;
       this.operationStartedAt = Date.now();
       this.loadingNow = Boolean(opts.navigation);
       if (opts.navigation && !this.responsive) await this.stopHungScript(call);
       const result = await call.race(work(call));
       // Status shows where the call left the page (a navigation's new title) the moment the
       // call answers, not at the next probe. A call that failed leaves that to the probe.
-      await this.readTitle();
+      titleFresh = Boolean(opts.endsWithTitle) && this.titleReadByCall;
+      if (!titleFresh) await this.readTitle();
       this.lastFailed = false;
       return result;
     } catch (err) {
@@ -206,8 +216,21 @@ export class ManagedPage {
       this.loadingNow = false;
       this.lastActivity = epochSeconds();
       release();
-      this.probe();
+      // A call whose work ended by reading the title in the page has just seen the renderer
+      // answer: a probe now would only repeat that read.
+      if (!titleFresh) this.probe();
     }
+  }
+
+  /**
+   * The title as the running call's work read it in the page (document.title, the text the
+   * browser's history entry takes). It is the newest read: one still in flight never
+   * overwrites it, and the call ends without a title read of its own.
+   */
+  noteTitle(title: string): void {
+    this.titleReadApplied = ++this.titleReadsStarted;
+    this.title = title;
+    this.titleReadByCall = true;
   }
 
   /**

@@ -110,7 +110,7 @@ export async function extractContent(mp: ManagedPage, call: Call): Promise<Conte
     contentInPage,
     [],
   );
-  mp.title = title;
+  mp.noteTitle(title);
   return { url: mp.url, title, content, content_length: content.length };
 }
 
