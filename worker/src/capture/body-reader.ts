@@ -83,8 +83,9 @@ export class BodyReader {
 
   private pump(): void {
     if (this.stopped) return;
-    while (this.inFlight < this.concurrency && this.queue.length > 0) {
-      const read = this.queue[0] as BodyRead;
+    while (this.inFlight < this.concurrency) {
+      const read = this.queue[0];
+      if (!read) break;
       if (!this.ctx.doc.fresh(read.t)) {
         this.queue.shift();
         read.place.cancel();

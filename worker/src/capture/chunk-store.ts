@@ -1,5 +1,7 @@
 import zlib from 'node:zlib';
 import { QUALITY, compressSync } from './brotli';
+import type { StoredRecord } from './stored-record';
+import { parseStoredRecord } from './stored-record';
 
 /**
  * The compressed chunks that hold one page's lines, and the budget they are counted against.
@@ -22,41 +24,33 @@ export const CHUNK_OVERHEAD_BYTES = 256;
 export const BLOB_OVERHEAD_BYTES = 96;
 export const LINE_OVERHEAD_BYTES = 16;
 
-export type List = 'h' | 'w';
+export type { List, StoredRecord } from './stored-record';
 
-/** One line as kept inside a chunk. */
-export interface StoredRecord {
-  /** seq */
-  q: number;
-  /** list: http or websocket */
-  l: List;
-  /** the line's fields, without seq and body/payload */
-  f: Record<string, unknown>;
-  /** inline content (body or payload), or null for none */
-  c?: string | null;
-  /** index of the content's blob in the chunk */
-  b?: number;
-  /** blob encoding: bytes that read back as base64 */
-  e?: 'b64';
-  /** tag that survives a clear which keeps it */
-  t?: string;
-}
-
-export interface Chunk {
+interface ChunkFields {
   minSeq: number;
   maxSeq: number;
   count: number;
-  /** JSON records while the chunk is open; null once sealed. */
-  records: string[] | null;
   rawBytes: number;
-  /** The compressed records once sealed. */
-  data: Buffer | null;
   blobs: Buffer[];
   blobBytes: number;
   tags: Set<string> | null;
   /** What this chunk counts against the budget. */
   bytes: number;
 }
+
+/** The chunk lines are added to: its records as JSON, not compressed yet. */
+interface OpenChunk extends ChunkFields {
+  records: string[];
+  data: null;
+}
+
+/** A full chunk: its records compressed together. */
+interface SealedChunk extends ChunkFields {
+  records: null;
+  data: Buffer;
+}
+
+export type Chunk = OpenChunk | SealedChunk;
 
 /** What the chunks hold now, and what they have dropped and taken in since the page was created. */
 export interface ChunkFigures {
@@ -69,7 +63,7 @@ export interface ChunkFigures {
   compressedOut: number;
 }
 
-const newChunk = (): Chunk => ({
+const newChunk = (): OpenChunk => ({
   minSeq: Infinity,
   maxSeq: 0,
   count: 0,
@@ -84,14 +78,14 @@ const newChunk = (): Chunk => ({
 
 export function decodeChunk(chunk: Chunk): StoredRecord[] {
   const records =
-    chunk.records ??
-    (chunk.data ? zlib.brotliDecompressSync(chunk.data).toString('utf8').split('\n') : []);
-  return records.map((r) => JSON.parse(r) as StoredRecord);
+    chunk.records ?? zlib.brotliDecompressSync(chunk.data).toString('utf8').split('\n');
+  return records.map(parseStoredRecord);
 }
 
 export class ChunkStore {
-  /** Oldest first; the last one is open. */
-  private chunks: Chunk[] = [newChunk()];
+  /** Oldest first. */
+  private sealed: SealedChunk[] = [];
+  private open: OpenChunk = newChunk();
   private used = CHUNK_OVERHEAD_BYTES;
   private lines = 0;
   private droppedLines = 0;
@@ -105,7 +99,7 @@ export class ChunkStore {
     return {
       bytes: this.used,
       lines: this.lines,
-      chunks: this.chunks.length,
+      chunks: this.sealed.length + 1,
       droppedLines: this.droppedLines,
       droppedBytes: this.droppedBytes,
       rawIn: this.rawIn,
@@ -115,13 +109,10 @@ export class ChunkStore {
 
   /** Drops every chunk (not counted as dropped); the figures since creation go on. */
   reset(): void {
-    this.chunks = [newChunk()];
+    this.sealed = [];
+    this.open = newChunk();
     this.used = CHUNK_OVERHEAD_BYTES;
     this.lines = 0;
-  }
-
-  private get open(): Chunk {
-    return this.chunks[this.chunks.length - 1] as Chunk;
   }
 
   /** Adds a compressed blob to the open chunk; returns its index there, for the record's `b`. */
@@ -141,16 +132,16 @@ export class ChunkStore {
     this.addRecord(this.open, rec, JSON.stringify(rec));
     const open = this.open;
     if (open.rawBytes >= CHUNK_RAW_BYTES || open.blobBytes >= this.budget / 8) {
-      this.seal(open);
-      this.chunks.push(newChunk());
+      this.sealed.push(this.seal(open));
+      this.open = newChunk();
       this.used += CHUNK_OVERHEAD_BYTES;
     }
     this.enforceBudget();
   }
 
-  private addRecord(chunk: Chunk, rec: StoredRecord, json: string): void {
+  private addRecord(chunk: OpenChunk, rec: StoredRecord, json: string): void {
     const bytes = Buffer.byteLength(json);
-    (chunk.records as string[]).push(json);
+    chunk.records.push(json);
     chunk.count += 1;
     chunk.minSeq = Math.min(chunk.minSeq, rec.q);
     chunk.maxSeq = Math.max(chunk.maxSeq, rec.q);
@@ -162,32 +153,33 @@ export class ChunkStore {
     if (rec.t) (chunk.tags ??= new Set()).add(rec.t);
   }
 
-  private seal(chunk: Chunk): void {
-    const records = chunk.records as string[];
-    const raw = Buffer.from(records.join('\n'), 'utf8');
+  /** The open chunk compressed; it counts what it holds now against the budget. */
+  private seal(chunk: OpenChunk): SealedChunk {
+    const raw = Buffer.from(chunk.records.join('\n'), 'utf8');
     const data = compressSync(raw, QUALITY);
-    const before = chunk.bytes;
-    chunk.data = data;
-    chunk.records = null;
-    chunk.bytes =
+    const bytes =
       CHUNK_OVERHEAD_BYTES +
       data.length +
       chunk.count * LINE_OVERHEAD_BYTES +
       chunk.blobBytes +
       chunk.blobs.length * BLOB_OVERHEAD_BYTES;
-    this.used += chunk.bytes - before;
+    this.used += bytes - chunk.bytes;
     this.compressedOut += data.length;
+    return { ...chunk, records: null, data, bytes };
   }
 
   private enforceBudget(): void {
-    while (this.used > this.budget && this.chunks.length > 1) {
-      this.dropChunk(this.chunks.shift() as Chunk);
-    }
-    if (this.used > this.budget) {
+    while (this.used > this.budget) {
+      const oldest = this.sealed.shift();
+      if (oldest) {
+        this.dropChunk(oldest);
+        continue;
+      }
       // One open chunk alone is over a (tiny) budget: it goes too.
-      this.dropChunk(this.chunks.shift() as Chunk);
-      this.chunks.push(newChunk());
+      this.dropChunk(this.open);
+      this.open = newChunk();
       this.used += CHUNK_OVERHEAD_BYTES;
+      return;
     }
   }
 
@@ -213,7 +205,7 @@ export class ChunkStore {
   clear(keepTag: string | null, keep: (url: string) => boolean): void {
     const kept: { rec: StoredRecord; blob: Buffer | null }[] = [];
     if (keepTag) {
-      for (const chunk of this.chunks) {
+      for (const chunk of [...this.sealed, this.open]) {
         if (!chunk.tags?.has(keepTag)) continue;
         for (const rec of decodeChunk(chunk)) {
           if (rec.t !== keepTag || !keep(String(rec.f.url))) continue;
@@ -237,8 +229,13 @@ export class ChunkStore {
 
   /** Copies of the chunks holding lines with seq > `since`, safe to read while lines go on. */
   snapshot(since: number): Chunk[] {
-    return this.chunks
+    const copies: Chunk[] = this.sealed
       .filter((c) => c.maxSeq > since)
-      .map((c) => ({ ...c, blobs: [...c.blobs], records: c.records ? [...c.records] : null }));
+      .map((c) => ({ ...c, blobs: [...c.blobs] }));
+    const open = this.open;
+    if (open.maxSeq > since) {
+      copies.push({ ...open, blobs: [...open.blobs], records: [...open.records] });
+    }
+    return copies;
   }
 }

@@ -153,14 +153,14 @@ export class PageCapture {
   // ---- events ----
 
   private on<K extends keyof CDPEvents>(name: K, handler: Handler<K>): void {
-    const safe = ((event: CDPEvents[K]) => {
+    const safe: Handler<K> = (event) => {
       if (this.stopped) return;
       try {
         handler(event);
       } catch {
         // One odd event must never take the capture (or the worker) down.
       }
-    }) as Handler<K>;
+    };
     this.cdp.on(name, safe);
     this.off.push(() => this.cdp.off(name, safe));
   }

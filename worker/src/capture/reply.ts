@@ -23,6 +23,9 @@ export interface QueryResult {
   websocket: WsLine[];
 }
 
+/** A line of the reply, by its list, whose content is filled in once all lines are read. */
+type ListedLine = { list: 'h'; line: HttpLine } | { list: 'w'; line: WsLine };
+
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
@@ -37,7 +40,7 @@ export async function assembleReply(
 ): Promise<QueryResult> {
   const http: HttpLine[] = [];
   const websocket: WsLine[] = [];
-  const contents: { chunk: Chunk; rec: StoredRecord; line: HttpLine | WsLine }[] = [];
+  const contents: { chunk: Chunk; rec: StoredRecord; line: ListedLine }[] = [];
   let decoded = 0;
   for (const chunk of snapshot) {
     for (const rec of decodeChunk(chunk)) {
@@ -49,13 +52,13 @@ export async function assembleReply(
         if (filter.resourceType !== undefined && rec.f.resource_type !== filter.resourceType) {
           continue;
         }
-        const line = { seq: rec.q, ...rec.f } as unknown as HttpLine;
+        const line: HttpLine = { seq: rec.q, ...rec.f };
         http.push(line);
-        if (filter.includeBody) contents.push({ chunk, rec, line });
+        if (filter.includeBody) contents.push({ chunk, rec, line: { list: 'h', line } });
       } else {
-        const line = { seq: rec.q, ...rec.f } as unknown as WsLine;
+        const line: WsLine = { seq: rec.q, ...rec.f };
         websocket.push(line);
-        if (filter.includeBody) contents.push({ chunk, rec, line });
+        if (filter.includeBody) contents.push({ chunk, rec, line: { list: 'w', line } });
       }
     }
     decoded += 1;
@@ -71,14 +74,14 @@ export async function assembleReply(
       text = null;
     }
     replyChars += text?.length ?? 0;
-    if (rec.l === 'h') {
-      const h = line as HttpLine;
+    if (line.list === 'h') {
+      const h = line.line;
       h.body = text;
       if (full && h.error === null && (rec.b !== undefined || (rec.c ?? null) !== null)) {
         h.error = `body left out: this reply reached ${maxReplyChars} characters; ask again with since=${rec.q - 1}`;
       }
     } else {
-      (line as WsLine).payload = text;
+      line.line.payload = text;
     }
   }
   return { mark, http, websocket };

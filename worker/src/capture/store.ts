@@ -1,6 +1,6 @@
 import type { Encoding, PendingBlob } from './blobs';
 import { BlobCompressor } from './blobs';
-import type { List, StoredRecord } from './chunk-store';
+import type { LineEntry, StoredRecord } from './stored-record';
 import { ChunkStore, DEFAULT_BUDGET_BYTES } from './chunk-store';
 import type { NewHttpLine, NewWsLine } from './lines';
 import type { QueryFilter, QueryResult } from './reply';
@@ -39,8 +39,8 @@ const QUEUED_LINE_BYTES = 256;
 
 interface LineOp {
   type: 'line';
-  list: List;
-  fields: Record<string, unknown>;
+  /** The line; null while a reservation waits for it. */
+  entry: LineEntry | null;
   inline: string | null;
   blob: PendingBlob | null;
   tag: string | null;
@@ -136,7 +136,7 @@ export class LineStore {
   /** Adds an HTTP line; `body` is the text body (already cut) or null. */
   appendHttp(line: NewHttpLine, body: string | null, tag: string | null = null): void {
     const [clean, text] = this.cleanHttp(line, body);
-    this.enqueue('h', clean, text, 'utf8', tag);
+    this.enqueue({ l: 'h', f: clean }, text, 'utf8', tag);
   }
 
   /** Adds a WebSocket line; `payload` is text, or base64 when the line is binary. */
@@ -144,7 +144,7 @@ export class LineStore {
     const r = this.redact;
     const clean = r ? { ...line, url: r(line.url) } : line;
     const text = r && payload !== null && !line.binary ? r(payload) : payload;
-    this.enqueue('w', clean, text, line.binary ? 'base64' : 'utf8', null);
+    this.enqueue({ l: 'w', f: clean }, text, line.binary ? 'base64' : 'utf8', null);
   }
 
   /** An HTTP line and its body with every secret taken out. */
@@ -184,8 +184,7 @@ export class LineStore {
   reserve(): Reservation {
     const op: LineOp = {
       type: 'line',
-      list: 'h',
-      fields: {},
+      entry: null,
       inline: null,
       blob: null,
       tag: null,
@@ -200,7 +199,7 @@ export class LineStore {
         if (done || this.closed) return;
         done = true;
         const [clean, text] = this.cleanHttp(line, body);
-        op.fields = clean;
+        op.entry = { l: 'h', f: clean };
         op.tag = tag;
         this.prepare(op, text, 'utf8');
         this.resize(op, text);
@@ -227,8 +226,7 @@ export class LineStore {
   }
 
   private enqueue(
-    list: List,
-    fields: Record<string, unknown>,
+    entry: LineEntry,
     content: string | null,
     enc: Encoding,
     tag: string | null,
@@ -240,8 +238,7 @@ export class LineStore {
     }
     const op: LineOp = {
       type: 'line',
-      list,
-      fields,
+      entry,
       inline: null,
       blob: null,
       tag,
@@ -294,22 +291,23 @@ export class LineStore {
   }
 
   private drain(): void {
-    while (this.queue.length > 0 && !this.closed) {
-      const op = this.queue[0] as Op;
-      if (!op.ready) return;
+    while (!this.closed) {
+      const op = this.queue[0];
+      if (!op?.ready) return;
       this.queue.shift();
       if (op.type === 'clear') {
         this.chunks.clear(op.keepTag, op.keep);
         continue;
       }
       this.waitingBytes -= op.size;
-      if (!op.skip) this.applyLine(op);
+      // A reservation is ready only once filled (entry set) or given up (skip).
+      if (!op.skip && op.entry) this.applyLine(op, op.entry);
     }
   }
 
-  private applyLine(op: LineOp): void {
+  private applyLine(op: LineOp, entry: LineEntry): void {
     this.seq += 1;
-    const rec: StoredRecord = { q: this.seq, l: op.list, f: op.fields };
+    const rec: StoredRecord = { q: this.seq, ...entry };
     if (op.tag) rec.t = op.tag;
     if (op.blob?.data) {
       rec.b = this.chunks.addBlob(op.blob.data);
