@@ -5,6 +5,8 @@
  * in a cycle, and shipped code never imports the test kit. Workspace packages resolve to node_modules/@persona-browser/<name> (symlinks
  * kept), or stay unresolved while a package has no build.
  */
+const { workerLayerRules } = require('./.dependency-cruiser.worker-layers.cjs');
+
 const PKG = '(^|node_modules/)@persona-browser/';
 const FOLDERS = [
   'contracts',
@@ -34,6 +36,7 @@ const noRelativeEscapes = FOLDERS.map((folder) => ({
 module.exports = {
   forbidden: [
     ...noRelativeEscapes,
+    ...workerLayerRules,
     {
       name: 'worker-not-fleet',
       severity: 'error',

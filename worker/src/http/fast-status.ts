@@ -4,7 +4,7 @@ import { SYSTEM_PATHS, navigatorStatusSchema, poolStatusSchema } from '@persona-
 import type { Navigator } from '../browser/navigator';
 import { ApiError } from '../errors';
 import type { Logger } from '@persona-browser/service-kit';
-import { poolStatus } from '../routes/pool-view';
+import { poolStatus } from '../browser/pool-view';
 import { ResponseCheck } from './response-check';
 
 type Send = (res: ServerResponse, status: number, body: unknown, schema: Joi.Schema) => void;

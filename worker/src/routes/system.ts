@@ -18,7 +18,7 @@ import type { RequestTracker } from '../http/request-tracker';
 import type { ProxyErrors } from '../system-info';
 import { touchUpdateTrigger } from '../system-info';
 import { about, sleep } from '../util';
-import { poolStatus } from './pool-view';
+import { poolStatus } from '../browser/pool-view';
 
 export interface SystemDeps {
   navigator: Navigator;

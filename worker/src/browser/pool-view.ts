@@ -1,7 +1,7 @@
 import type { PageEntry, PoolStatus } from '@persona-browser/contracts';
-import type { LeaseTable } from '../browser/leases';
-import type { ManagedPage } from '../browser/managed-page';
-import type { Navigator } from '../browser/navigator';
+import type { LeaseTable } from './leases';
+import type { ManagedPage } from './managed-page';
+import type { Navigator } from './navigator';
 
 /**
  * A page as the detailed pool status shows it: cached values only, never a browser call, and
