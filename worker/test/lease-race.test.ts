@@ -1,5 +1,6 @@
 import type { Fixture } from '@persona-browser/testkit/fixture';
 import { startFixture } from '@persona-browser/testkit/fixture';
+import { seeded } from '@persona-browser/testkit/seeded';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { startWorker } from '@persona-browser/testkit/worker';
 
@@ -16,6 +17,15 @@ const RUN_MS = 20_000;
 const LEASES = 10;
 /** …but never longer than this. */
 const MAX_RUN_MS = 60_000;
+/**
+ * What every client draws (lease or not, where to point) comes from this seed: printed at the
+ * start, and LEASE_RACE_SEED=<n> runs the same draws again.
+ */
+const SEED = process.env.LEASE_RACE_SEED
+  ? Number(process.env.LEASE_RACE_SEED)
+  : Math.floor(Math.random() * 2 ** 32);
+if (!Number.isInteger(SEED))
+  throw new Error(`LEASE_RACE_SEED is not an integer: ${process.env.LEASE_RACE_SEED}`);
 let w: RunningWorker;
 let site: Fixture;
 
@@ -54,11 +64,14 @@ test(
     const started = Date.now();
     const going = (): boolean =>
       Date.now() - started < MAX_RUN_MS && (Date.now() - started < RUN_MS || tally.leases < LEASES);
-    const point = () => ({ x: 100 + Math.random() * 800, y: 100 + Math.random() * 400 });
+    console.log(`lease race: seed ${SEED} (replay with LEASE_RACE_SEED=${SEED})`);
 
     const client = async (n: number): Promise<void> => {
+      // One source per client: its draws do not depend on how the clients interleave.
+      const random = seeded(SEED + n);
+      const point = () => ({ x: 100 + random() * 800, y: 100 + random() * 400 });
       while (going()) {
-        if (Math.random() < 0.35) {
+        if (random() < 0.35) {
           const lease = await w.call<Body>('POST', '/api/v1/ops/shared/lease', {
             body: { ttl: 30 },
           });
@@ -97,7 +110,7 @@ test(
     };
 
     await Promise.all(Array.from({ length: CLIENTS }, (_, n) => client(n)));
-    console.log(`lease race: ${JSON.stringify(tally)}`);
+    console.log(`lease race (seed ${SEED}): ${JSON.stringify(tally)}`);
     expect(tally.leases).toBeGreaterThanOrEqual(LEASES);
     expect(tally.otherCallsRan).toBeGreaterThanOrEqual(5);
     expect(tally.runningAtGrant).toEqual([]);
