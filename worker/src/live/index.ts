@@ -177,8 +177,8 @@ export class LiveView {
       let s = this.authorize(req);
       const body: unknown = req.body;
       const pageId =
-        body && typeof body === 'object' && !Array.isArray(body)
-          ? (body as Record<string, unknown>).page_id
+        body && typeof body === 'object' && !Array.isArray(body) && 'page_id' in body
+          ? body.page_id
           : undefined;
       if (typeof pageId !== 'string' || !pageId)
         throw new BadRequest("'page_id' is required (the page to take control of)");

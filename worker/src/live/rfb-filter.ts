@@ -63,7 +63,8 @@ export class RfbClientFilter {
       if (n === 0) break;
       this.buf = this.buf.subarray(n);
     }
-    return out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
+    const [only] = out;
+    return out.length === 1 && only ? only : Buffer.concat(out);
   }
 
   /** Handles one complete unit at the head of the buffer; returns its length, 0 when incomplete. */
@@ -105,7 +106,7 @@ export class RfbClientFilter {
   private message(out: Buffer[]): number {
     const b = this.buf;
     if (b.length < 1) return 0;
-    const type = b[0] as number;
+    const type = b.readUInt8(0);
     const len = messageLength(b);
     if (len === 0) return 0;
     const msg = b.subarray(0, len);
@@ -140,7 +141,8 @@ export class RfbClientFilter {
  * Throws for a type (or QEMU subtype) this bridge does not know, or an oversized payload.
  */
 export function messageLength(b: Buffer): number {
-  const type = b[0] as number;
+  if (b.length < 1) return 0;
+  const type = b.readUInt8(0);
   const need = (n: number): number => (b.length >= n ? n : 0);
   switch (type) {
     case MSG.SetPixelFormat:
@@ -166,7 +168,7 @@ export function messageLength(b: Buffer): number {
       return need(10);
     case MSG.ClientFence: {
       if (b.length < 9) return 0;
-      const size = b[8] as number;
+      const size = b.readUInt8(8);
       if (size > 64) throw new RfbProtocolError(`fence payload of ${size} bytes`);
       return need(9 + size);
     }
@@ -174,7 +176,7 @@ export function messageLength(b: Buffer): number {
       return need(4);
     case MSG.SetDesktopSize: {
       if (b.length < 8) return 0;
-      const screens = b[6] as number;
+      const screens = b.readUInt8(6);
       if (screens > MAX_SCREENS) throw new RfbProtocolError(`${screens} screens`);
       return need(8 + 16 * screens);
     }

@@ -27,8 +27,9 @@ export class SessionStore {
 
   create(): LiveSession {
     this.sweep();
-    while (this.sessions.size >= MAX_SESSIONS) {
-      const oldest = this.sessions.keys().next().value as string;
+    // Oldest first: a Map keeps insertion order, and deleting while iterating is safe.
+    for (const oldest of this.sessions.keys()) {
+      if (this.sessions.size < MAX_SESSIONS) break;
       this.sessions.delete(oldest);
     }
     const session = { id: randomHex(32), expiresAt: this.now() + this.ttlS * 1000 };

@@ -1,5 +1,4 @@
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { startVnc } from '@persona-browser/xvfb';
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage } from '../errors';
@@ -16,9 +15,11 @@ async function freeLoopbackPort(): Promise<number> {
     srv.once('error', reject);
     srv.listen(0, '127.0.0.1', resolve);
   });
-  const { port } = srv.address() as AddressInfo;
+  const address = srv.address();
   await new Promise((resolve) => srv.close(resolve));
-  return port;
+  // A TCP server listening on a host and port has an address object (a string is a pipe's).
+  if (address === null || typeof address === 'string') throw new Error('no loopback port');
+  return address.port;
 }
 
 /**
