@@ -21,10 +21,14 @@ const TEST_FOLDER = /(^|\/)(test|tests|__tests__|testkit)\//;
 /** The tracked files that ship, relative to `root`. */
 function shippedFiles(root) {
   const out = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' });
-  return out
-    .split('\0')
-    .filter((f) => SHIPPED.test(f) && !f.endsWith('.d.ts') && !TEST_FOLDER.test(f))
-    .sort();
+  return (
+    out
+      .split('\0')
+      .filter((f) => SHIPPED.test(f) && !f.endsWith('.d.ts') && !TEST_FOLDER.test(f))
+      // A file deleted from the working tree but not yet from the index ships no more.
+      .filter((f) => fs.existsSync(path.join(root, f)))
+      .sort()
+  );
 }
 
 function isAsConst(node) {

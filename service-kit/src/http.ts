@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import type net from 'node:net';
 
 /** The API's error envelope (docs/api.md): every application-layer error our services answer. */
 export interface ErrorEnvelope {
@@ -63,6 +64,15 @@ export function answerWrongMethod(
 }
 
 /** Starts listening; rejects with a line naming the address when the port cannot be had. */
+/** The port a listening server was given (asked for 0, the one the kernel chose). */
+export function boundPort(server: net.Server): number {
+  const address = server.address();
+  if (address === null || typeof address === 'string') {
+    throw new Error('the server is not listening on a TCP port');
+  }
+  return address.port;
+}
+
 export function listen(server: http.Server, port: number, host?: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error): void =>

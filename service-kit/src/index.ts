@@ -2,6 +2,7 @@ export * from './auth';
 export * from './env';
 export * from './errors';
 export * from './fields';
+export * from './guards';
 export * from './http';
 export * from './lifecycle';
 export * from './logger';

@@ -1,8 +1,13 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { readCommit } from '@persona-browser/contracts';
-import { Lifecycle, createLogger, fatal, updateTriggerPath } from '@persona-browser/service-kit';
+import {
+  Lifecycle,
+  boundPort,
+  createLogger,
+  fatal,
+  updateTriggerPath,
+} from '@persona-browser/service-kit';
 import { createApp, defaultStaticDirs } from './api/app';
 import { loadWakerConfig } from './config';
 import type { WakerConfig } from './config';
@@ -71,7 +76,7 @@ async function main(): Promise<void> {
   const server = http.createServer(app);
   await life.listen(server, config.port);
   logger.info('listening', {
-    port: (server.address() as AddressInfo).port,
+    port: boundPort(server),
     driver: driver.kind,
     fleet: config.fleetId,
     personas_dir: config.personasDir,

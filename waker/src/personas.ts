@@ -32,7 +32,17 @@ export interface PersonaProblem {
   message: string;
 }
 
-const schema = Joi.object({
+/** A persona's variables as the schema gives them: converted and typed. */
+interface PersonaEnv {
+  PORT: number;
+  MODE: PersonaMode;
+  IDLE_TIMEOUT?: number;
+  MEMORY_LIMIT_MB?: number;
+  CPUS?: number;
+  PROXY_COUNTRY?: string;
+}
+
+const schema = Joi.object<PersonaEnv>({
   PORT: Joi.number().integer().min(1).max(65535).required(),
   MODE: Joi.string()
     .valid(...PERSONA_MODES)
@@ -76,18 +86,17 @@ export function readPersona(dir: string): PersonaSpec | PersonaProblem {
       message: missing ? 'persona.env is missing' : `cannot read persona.env: ${String(err)}`,
     };
   }
-  const result: Joi.ValidationResult<Record<string, unknown>> = schema.validate(parseEnvFile(text));
-  const error = result.error;
-  const value = result.value as Record<string, unknown>;
-  if (error) {
-    const detail = error.details[0];
+  const result = schema.validate(parseEnvFile(text));
+  if (result.error) {
+    const detail = result.error.details[0];
     return {
       name,
       variable: detail?.path.join('.') || 'persona.env',
-      message: detail?.message ?? error.message,
+      message: detail?.message ?? result.error.message,
     };
   }
-  const mode = value.MODE as PersonaMode;
+  const value = result.value;
+  const mode = value.MODE;
   let proxyCountry: string | undefined;
   if (typeof value.PROXY_COUNTRY === 'string') {
     const parsed = parseCountry(value.PROXY_COUNTRY);
@@ -99,11 +108,12 @@ export function readPersona(dir: string): PersonaSpec | PersonaProblem {
   return {
     name,
     dir,
-    port: value.PORT as number,
+    port: value.PORT,
     mode,
-    idleTimeoutS: mode === 'sleepy' ? (value.IDLE_TIMEOUT as number) : null,
-    memoryLimitMb: typeof value.MEMORY_LIMIT_MB === 'number' ? value.MEMORY_LIMIT_MB : null,
-    cpus: typeof value.CPUS === 'number' ? value.CPUS : null,
+    // The schema requires IDLE_TIMEOUT of a sleepy persona.
+    idleTimeoutS: mode === 'sleepy' ? (value.IDLE_TIMEOUT ?? null) : null,
+    memoryLimitMb: value.MEMORY_LIMIT_MB ?? null,
+    cpus: value.CPUS ?? null,
     ...(proxyCountry ? { proxyCountry } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { boundPort } from '@persona-browser/service-kit';
 
 /** A port the kernel hands out as free on `host` right now. */
 export function freePort(host = '127.0.0.1'): Promise<number> {
@@ -6,7 +7,7 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
     const srv = net.createServer();
     srv.once('error', reject);
     srv.listen(0, host, () => {
-      const { port } = srv.address() as net.AddressInfo;
+      const port = boundPort(srv);
       srv.close(() => resolve(port));
     });
   });

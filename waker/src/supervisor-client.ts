@@ -67,7 +67,8 @@ export function supervisorClient(
               return fail(`it refused the waker's SERVICE_KEY (HTTP ${status})`);
             }
             try {
-              resolve({ status, body: JSON.parse(Buffer.concat(chunks).toString()) as unknown });
+              const body: unknown = JSON.parse(Buffer.concat(chunks).toString());
+              resolve({ status, body });
             } catch {
               fail(`it answered HTTP ${status} without a JSON body`);
             }

@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
+import { Readable } from 'node:stream';
 
 export const SCREEN = '1920x1080x24';
 
@@ -103,7 +104,9 @@ export function startXvfb(screen = SCREEN, timeoutMs = 10_000): Promise<VirtualD
     });
     child.once('error', (e) => fail(e.message));
     child.once('exit', (code) => fail(`exited with ${code}`));
-    const fd3 = child.stdio[3] as NodeJS.ReadableStream;
+    const fd3 = child.stdio[3];
+    // Spawned with a pipe on fd 3, which is a socket: readable.
+    if (!(fd3 instanceof Readable)) return fail('no pipe to read its display number from');
     fd3.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const m = /^(\d+)\n/.exec(out);
@@ -114,8 +117,10 @@ export function startXvfb(screen = SCREEN, timeoutMs = 10_000): Promise<VirtualD
       child.stderr?.resume();
       const display = `:${m[1]}`;
       const stop = (): Promise<void> => stopChild(child);
+      const pid = child.pid;
+      if (pid === undefined) return fail('it has no process id');
       setWorkArea(display, screen).then(
-        (workArea) => resolve({ display, pid: child.pid as number, workArea, stop }),
+        (workArea) => resolve({ display, pid, workArea, stop }),
         (e: Error) => void stop().then(() => reject(e)),
       );
     });
@@ -179,5 +184,6 @@ export function startVnc(display: string, port: number): { pid: number; stop(): 
     ],
     { stdio: 'ignore' },
   );
-  return { pid: child.pid as number, stop: () => stopChild(child) };
+  if (child.pid === undefined) throw new DisplayError('x11vnc could not be started');
+  return { pid: child.pid, stop: () => stopChild(child) };
 }

@@ -39,7 +39,11 @@ export interface ApiDeps {
   uplotDir: string;
 }
 
-type Ctx = { deps: ApiDeps; params: Record<string, string>; query: Record<string, unknown> };
+type Ctx = {
+  deps: ApiDeps;
+  params: Request['params'];
+  query: Record<string, unknown>;
+};
 
 interface RouteDef {
   name: string;
@@ -61,10 +65,17 @@ class Relayed {
   ) {}
 }
 
+/** The persona a `/:name/…` route names (no name is no persona: 404). */
+const named = ({ deps, params }: Ctx): Persona =>
+  deps.fleet.get(typeof params.name === 'string' ? params.name : '');
+
+/** Hours of request counts a persona's `requests` answers when the query does not say. */
+const DEFAULT_HOURS = 24;
+
 const personaAction =
   (action: 'wake' | 'sleep' | 'restart') =>
-  async ({ deps, params }: Ctx): Promise<PersonaInfo> => {
-    const persona = deps.fleet.get(params.name as string);
+  async (ctx: Ctx): Promise<PersonaInfo> => {
+    const persona = named(ctx);
     await persona[action]();
     return persona.info();
   };
@@ -104,11 +115,12 @@ export const ROUTES: RouteDef[] = [
         .integer()
         .min(1)
         .max(24 * 50)
-        .default(24),
+        .default(DEFAULT_HOURS),
     }),
-    handler: async ({ deps, params, query }) => {
-      const persona = deps.fleet.get(params.name as string);
-      const hours = query.hours as number;
+    handler: async (ctx) => {
+      const { deps, query } = ctx;
+      const persona = named(ctx);
+      const hours = typeof query.hours === 'number' ? query.hours : DEFAULT_HOURS;
       return {
         name: persona.name,
         hours,
@@ -181,7 +193,7 @@ export function createApp(deps: ApiDeps): express.Express {
         }
         query = checked.value;
       }
-      r.handler({ deps, params: req.params as Record<string, string>, query }).then((out) => {
+      r.handler({ deps, params: req.params, query }).then((out) => {
         if (out instanceof Relayed) res.status(out.status).json(out.body);
         else res.json(out);
       }, next);

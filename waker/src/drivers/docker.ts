@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import Docker from 'dockerode';
 import type { Logger } from '@persona-browser/service-kit';
-import { errorMessage } from '@persona-browser/service-kit';
+import { errorMessage, isRecord } from '@persona-browser/service-kit';
 import { hostPathTranslator } from './host-path';
 import type { ExitInfo, FoundInstance, InstanceHandle, InstanceSpec, RuntimeDriver } from './types';
 import { DriverError } from './types';
@@ -24,15 +25,29 @@ export interface DockerDriverOptions {
   docker?: Docker;
 }
 
-interface ApiError {
-  statusCode?: number;
-  json?: { message?: string };
-  message?: string;
+/** The HTTP status of the engine's refusal (404: no such container or image), if it was one. */
+const statusOf = (err: unknown): number | undefined =>
+  isRecord(err) && typeof err.statusCode === 'number' ? err.statusCode : undefined;
+
+/** The engine's own words for a refusal (its JSON `message`), else the error's. */
+function messageOf(err: unknown): string {
+  const json = isRecord(err) ? err.json : undefined;
+  return isRecord(json) && typeof json.message === 'string' ? json.message : errorMessage(err);
 }
 
-const statusOf = (err: unknown): number | undefined => (err as ApiError).statusCode;
-const messageOf = (err: unknown): string =>
-  (err as ApiError).json?.message ?? (err as ApiError).message ?? String(err);
+/** A container's `die` event from the engine's event stream: its id and exit code, else null. */
+function dieEvent(line: string): { id: string; exitCode: unknown } | null {
+  let ev: unknown;
+  try {
+    ev = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  if (!isRecord(ev) || ev.Action !== 'die' || !isRecord(ev.Actor)) return null;
+  const { ID, Attributes } = ev.Actor;
+  if (typeof ID !== 'string') return null;
+  return { id: ID, exitCode: isRecord(Attributes) ? Attributes.exitCode : undefined };
+}
 
 /** Ignores the "already stopped / already gone" answers of the engine. */
 async function quietly(work: Promise<unknown>): Promise<void> {
@@ -234,7 +249,7 @@ export class DockerDriver implements RuntimeDriver {
         type: ['container'],
         event: ['die', 'oom'],
         label: [`${FLEET_LABEL}=${this.opts.fleetId}`],
-      } as Docker.GetEventsOptions['filters'],
+      },
     });
     this.events = stream;
     let buf = '';
@@ -262,29 +277,24 @@ export class DockerDriver implements RuntimeDriver {
   }
 
   private onEvent(line: string): void {
-    let ev: { Action?: string; Actor?: { ID?: string; Attributes?: Record<string, string> } };
-    try {
-      ev = JSON.parse(line) as typeof ev;
-    } catch {
-      return;
-    }
-    const id = ev.Actor?.ID ?? '';
-    const entry = this.live.get(id);
-    if (!entry || ev.Action !== 'die') return;
-    this.live.delete(id);
+    const died = dieEvent(line);
+    const entry = died && this.live.get(died.id);
+    if (!died || !entry) return;
+    this.live.delete(died.id);
     if (entry.stopping) return;
-    const code = Number(ev.Actor?.Attributes?.exitCode ?? NaN);
+    const code = Number(died.exitCode ?? NaN);
     const info: ExitInfo = {
       code: Number.isFinite(code) ? code : null,
       reason: `container exited with ${Number.isFinite(code) ? code : 'unknown code'}`,
     };
     // The dead container keeps its name: remove it so the next start can reuse it.
-    void quietly(this.docker.getContainer(id).remove({ force: true })).catch(() => undefined);
+    void quietly(this.docker.getContainer(died.id).remove({ force: true })).catch(() => undefined);
     for (const l of this.listeners) l(entry.handle, info);
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    (this.events as unknown as { destroy?: () => void } | null)?.destroy?.();
+    // The engine's event stream is an HTTP response, a Readable that can be ended at once.
+    if (this.events instanceof Readable) this.events.destroy();
   }
 }

@@ -44,8 +44,8 @@ export function ownContainerIds(
   cgroup = readOr('/proc/self/cgroup'),
 ): string[] {
   const ids = new Set<string>();
-  for (const m of mountinfo.matchAll(/\/containers\/([0-9a-f]{64})\//g)) ids.add(m[1] as string);
-  for (const m of cgroup.matchAll(/(?:docker[-/])([0-9a-f]{64})/g)) ids.add(m[1] as string);
+  for (const [, id] of mountinfo.matchAll(/\/containers\/([0-9a-f]{64})\//g)) if (id) ids.add(id);
+  for (const [, id] of cgroup.matchAll(/(?:docker[-/])([0-9a-f]{64})/g)) if (id) ids.add(id);
   ids.add(os.hostname());
   return [...ids];
 }

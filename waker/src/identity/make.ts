@@ -70,7 +70,7 @@ const KNOWN = new Set(['username', 'country', 'session']);
  */
 export function templateProblem(template: string): string | null {
   for (const m of template.matchAll(PLACEHOLDER)) {
-    if (!KNOWN.has(m[1] as string)) {
+    if (!KNOWN.has(m[1] ?? '')) {
       return `unknown placeholder {${m[1]}}: use {username}, {country} and {session}`;
     }
   }
@@ -101,7 +101,15 @@ export function geoipUrl(base: string, token?: string | null): URL {
 const TIMEZONE = /^[A-Za-z_]+(\/[A-Za-z0-9_+-]+)*$/;
 const LOC = /^\s*(-?\d{1,3}(?:\.\d+)?)\s*,\s*(-?\d{1,3}(?:\.\d+)?)\s*$/;
 
-const answerSchema = Joi.object({
+/** The fields of an answer the identity is made from, as the schema gives them. */
+interface GeoipFields {
+  ip: string;
+  country: string;
+  loc: string;
+  timezone: string;
+}
+
+const answerSchema = Joi.object<GeoipFields, true>({
   ip: Joi.string().ip({ cidr: 'forbidden' }).required(),
   country: Joi.string()
     .pattern(/^[A-Za-z]{2}$/)
@@ -131,8 +139,10 @@ export function parseGeoipAnswer(body: unknown): GeoipAnswer {
     const field = detail && detail.path.length ? `field ${detail.path.join('.')}: ` : '';
     throw new IdentityError(`GeoIP answer is invalid: ${field}${detail?.message ?? 'bad answer'}`);
   }
-  const v = result.value as { ip: string; country: string; loc: string; timezone: string };
-  const m = LOC.exec(v.loc) as RegExpExecArray;
+  const v = result.value;
+  const m = LOC.exec(v.loc);
+  if (!m)
+    throw new IdentityError('GeoIP answer is invalid: field loc does not have the expected format');
   const latitude = Number(m[1]);
   const longitude = Number(m[2]);
   if (Math.abs(latitude) > 90 || Math.abs(longitude) > 180) {
