@@ -2,6 +2,7 @@
  * Pure halves of a vision search: the prompt we send, reading the model's text answer, mapping
  * its box to viewport pixels, and pricing the call. No I/O here, so all of it is unit-testable.
  */
+import { prop } from '../json';
 
 /** Viewport size in CSS pixels. */
 export interface Viewport {
@@ -46,7 +47,7 @@ const isBox = (v: unknown): v is Box2d =>
   Array.isArray(v) && v.length === 4 && v.every((n) => typeof n === 'number' && Number.isFinite(n));
 
 function boxOf(entry: unknown): Box2d {
-  const box = (entry as { box_2d?: unknown } | null)?.box_2d;
+  const box = prop(entry, 'box_2d');
   if (!isBox(box)) throw new AnswerFormatError('an entry has no box_2d of four numbers');
   return box;
 }
@@ -79,26 +80,19 @@ const round2 = (n: number): number => Math.round(n * 100) / 100;
  * and put in order, so a swapped pair still gives a proper rectangle.
  */
 export function toViewportBox(box: Box2d, viewport: Viewport): PixelBox {
-  const [ymin, xmin, ymax, xmax] = box.map(clampScale) as Box2d;
+  const [ymin, xmin, ymax, xmax] = box;
   const sx = viewport.width / BOX_SCALE;
   const sy = viewport.height / BOX_SCALE;
   return [
-    round2(Math.min(xmin, xmax) * sx),
-    round2(Math.min(ymin, ymax) * sy),
-    round2(Math.max(xmin, xmax) * sx),
-    round2(Math.max(ymin, ymax) * sy),
+    round2(clampScale(Math.min(xmin, xmax)) * sx),
+    round2(clampScale(Math.min(ymin, ymax)) * sy),
+    round2(clampScale(Math.max(xmin, xmax)) * sx),
+    round2(clampScale(Math.max(ymin, ymax)) * sy),
   ];
 }
 
 export function centerOf(box: PixelBox): { x: number; y: number } {
   return { x: round2((box[0] + box[2]) / 2), y: round2((box[1] + box[3]) / 2) };
-}
-
-interface UsageMetadata {
-  promptTokenCount?: unknown;
-  candidatesTokenCount?: unknown;
-  thoughtsTokenCount?: unknown;
-  totalTokenCount?: unknown;
 }
 
 const count = (v: unknown): number =>
@@ -109,10 +103,10 @@ const count = (v: unknown): number =>
  * which thinking models bill at the output price.
  */
 export function readUsage(meta: unknown): TokenUsage {
-  const m = (meta && typeof meta === 'object' ? meta : {}) as UsageMetadata;
-  const input = count(m.promptTokenCount);
-  const output = count(m.candidatesTokenCount) + count(m.thoughtsTokenCount);
-  const total = count(m.totalTokenCount) || input + output;
+  const input = count(prop(meta, 'promptTokenCount'));
+  const output =
+    count(prop(meta, 'candidatesTokenCount')) + count(prop(meta, 'thoughtsTokenCount'));
+  const total = count(prop(meta, 'totalTokenCount')) || input + output;
   return { input, output, total };
 }
 

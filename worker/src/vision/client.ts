@@ -1,4 +1,5 @@
 import type { Box2d, PixelBox, TokenUsage, Viewport } from './answer';
+import { prop } from '../json';
 import {
   AnswerFormatError,
   buildPrompt,
@@ -65,13 +66,6 @@ interface KeySlot {
   name: VisionKey;
   env: string;
   key: string;
-}
-
-interface ServiceError {
-  code?: unknown;
-  message?: unknown;
-  status?: unknown;
-  details?: Array<{ reason?: unknown }>;
 }
 
 type Attempt = { kind: 'answer'; box: Box2d | null; usage: TokenUsage } | { kind: 'exhausted' };
@@ -202,7 +196,7 @@ export class VisionClient {
         );
       }
       if (signal.aborted) throw new VisionError('aborted', 'The vision search was cancelled');
-      const code = (err as { cause?: { code?: unknown } }).cause?.code;
+      const code = prop(prop(err, 'cause'), 'code');
       throw new VisionError(
         'unreachable',
         `The vision service at ${this.opts.baseUrl} could not be reached` +
@@ -221,10 +215,13 @@ export class VisionClient {
   }
 
   private failure(slot: KeySlot, status: number, json: unknown): Attempt {
-    const err = ((json as { error?: unknown } | undefined)?.error ?? {}) as ServiceError;
-    const state = typeof err.status === 'string' ? err.status : '';
-    const message = typeof err.message === 'string' ? err.message : '';
-    const reasons = Array.isArray(err.details) ? err.details.map((d) => d?.reason) : [];
+    const err = prop(json, 'error');
+    const errStatus = prop(err, 'status');
+    const errMessage = prop(err, 'message');
+    const details: unknown = prop(err, 'details');
+    const state = typeof errStatus === 'string' ? errStatus : '';
+    const message = typeof errMessage === 'string' ? errMessage : '';
+    const reasons = Array.isArray(details) ? details.map((d: unknown) => prop(d, 'reason')) : [];
     const what = `HTTP ${status}${state ? ` ${state}` : ''}${message ? `: ${this.scrub(message)}` : ''}`;
     if (status === 429 || state === 'RESOURCE_EXHAUSTED') return { kind: 'exhausted' };
     const keyProblem =
@@ -244,22 +241,22 @@ export class VisionClient {
   }
 
   private boxFrom(json: unknown, status: number): Box2d | null {
-    const reply = json as {
-      candidates?: Array<{ content?: { parts?: Array<{ text?: unknown; thought?: unknown }> } }>;
-      promptFeedback?: { blockReason?: unknown };
-    };
-    const candidate = reply.candidates?.[0];
+    const candidates = prop(json, 'candidates');
+    const candidate: unknown = Array.isArray(candidates) ? candidates[0] : undefined;
     if (!candidate) {
-      const blocked = reply.promptFeedback?.blockReason;
+      const blocked = prop(prop(json, 'promptFeedback'), 'blockReason');
       throw this.badAnswer(
         typeof blocked === 'string' ? `the prompt was blocked (${blocked})` : 'it has no candidate',
         status,
       );
     }
-    const text = (candidate.content?.parts ?? [])
-      .filter((p) => typeof p.text === 'string' && p.thought !== true)
-      .map((p) => p.text as string)
-      .join('');
+    const parts = prop(prop(candidate, 'content'), 'parts');
+    const texts: string[] = [];
+    for (const part of Array.isArray(parts) ? parts : []) {
+      const partText = prop(part, 'text');
+      if (typeof partText === 'string' && prop(part, 'thought') !== true) texts.push(partText);
+    }
+    const text = texts.join('');
     if (!text.trim()) throw this.badAnswer('the candidate has no text', status);
     try {
       return readBoxAnswer(text);
@@ -296,5 +293,5 @@ export class VisionClient {
 }
 
 function usageOf(json: unknown): unknown {
-  return (json as { usageMetadata?: unknown } | null)?.usageMetadata;
+  return prop(json, 'usageMetadata');
 }
