@@ -8,6 +8,17 @@ export function fatal(program: string, message: string): never {
   process.exit(2);
 }
 
+/**
+ * Stops a listening server: refuses new connections, lets `drain` finish what is under way
+ * (calls in flight), then drops every connection still open (idle keep-alives, WebSockets) so
+ * the program's own shutdown is never held by a client.
+ */
+export async function stopServer(server: http.Server, drain?: () => unknown): Promise<void> {
+  server.close();
+  await drain?.();
+  server.closeAllConnections();
+}
+
 interface Started {
   name: string;
   stop: () => unknown;
@@ -46,20 +57,12 @@ export class Lifecycle {
     return value;
   }
 
-  /**
-   * Listens as a start-up step. Its stop refuses new connections, lets `drain` finish what is
-   * under way (calls in flight), then drops every connection still open (idle keep-alives,
-   * WebSockets) so the program's own shutdown is never held by a client.
-   */
+  /** Listens as a start-up step; its stop is `stopServer`. */
   listen(server: http.Server, port: number, host?: string, drain?: () => unknown): Promise<void> {
     return this.step(
       'http',
       () => listen(server, port, host),
-      async () => {
-        server.close();
-        await drain?.();
-        server.closeAllConnections();
-      },
+      () => stopServer(server, drain),
     );
   }
 
