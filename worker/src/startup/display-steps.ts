@@ -1,0 +1,52 @@
+import { startVnc, startXvfb } from '@persona-browser/xvfb';
+import type { VirtualDisplay } from '@persona-browser/xvfb';
+import type { VncTarget } from '../live';
+import type { VncProcess } from '../live/vnc-server';
+import { liveVncTarget } from '../live/vnc-server';
+import type { StartupStep } from './plan';
+import type { WorkerSettings } from './settings';
+
+type Settings = Pick<WorkerSettings, 'config' | 'logger'>;
+
+/** The worker's own virtual display, unless DISPLAY names one to use. */
+export const displayStep: StartupStep<Settings, { display: string; xvfb: VirtualDisplay | null }> =
+  {
+    name: 'display',
+    async start({ config, logger }) {
+      if (config.display) return { display: config.display, xvfb: null };
+      const xvfb = await startXvfb();
+      logger.info('virtual display started', { display: xvfb.display, pid: xvfb.pid });
+      return { display: xvfb.display, xvfb };
+    },
+    stop: ({ xvfb }) => xvfb?.stop(),
+  };
+
+/** x11vnc on VNC_PORT (localhost), when it is set. */
+export const vncStep: StartupStep<Settings & { display: string }, { vnc: VncProcess | null }> = {
+  name: 'vnc',
+  start({ config, logger, display }) {
+    if (!config.vncPort) return { vnc: null };
+    const vnc = startVnc(display, config.vncPort);
+    logger.info('vnc listening on localhost', { port: config.vncPort, display, pid: vnc.pid });
+    return { vnc };
+  },
+  stop: ({ vnc }) => vnc?.stop(),
+};
+
+/** The live view (/vnc/) always has a VNC server on the worker's own display. */
+export const liveVncStep: StartupStep<
+  Settings & { display: string; xvfb: VirtualDisplay | null },
+  { liveVnc: VncTarget; liveVncProcess: VncProcess | null }
+> = {
+  name: 'live view vnc',
+  async start({ config, logger, display, xvfb }) {
+    const live = await liveVncTarget({
+      vncPort: config.vncPort,
+      ownDisplay: xvfb !== null,
+      display,
+      logger,
+    });
+    return { liveVnc: live.target, liveVncProcess: live.started };
+  },
+  stop: ({ liveVncProcess }) => liveVncProcess?.stop(),
+};

@@ -1,0 +1,104 @@
+import type http from 'node:http';
+import type { CommitInfo } from '@persona-browser/contracts';
+import { readCommit } from '@persona-browser/contracts';
+import { listen, stopServer } from '@persona-browser/service-kit';
+import { createServer } from '../app';
+import type { Navigator } from '../browser/navigator';
+import type { CaptureRegistry } from '../capture/registry';
+import { RequestTracker } from '../http/request-tracker';
+import type { ProxyRelay } from '../identity/relay';
+import { LiveView } from '../live';
+import type { VncTarget } from '../live';
+import { RequestLog } from '../log/request-log';
+import type { MediaStore } from '../media/store';
+import { workerVersion } from '../paths';
+import { pluginRandom } from '../plugins/random';
+import { ProxyErrors } from '../system-info';
+import { sleep } from '../util';
+import { VisionClient } from '../vision/client';
+import type { StartupStep } from './plan';
+import type { WorkerSettings } from './settings';
+
+/** How long calls under way may take to finish once the worker is told to stop. */
+const DRAIN_MS = 5_000;
+
+/** What the REST service serves: everything the steps before it started. */
+type Served = WorkerSettings & {
+  relay: ProxyRelay | null;
+  liveVnc: VncTarget;
+  media: MediaStore;
+  captures: CaptureRegistry;
+  navigator: Navigator;
+  /** Ends the program (the kill endpoint): every step stops, in reverse. */
+  exit: (reason: string) => void;
+};
+
+export interface Listening {
+  server: http.Server;
+  tracker: RequestTracker;
+  live: LiveView;
+}
+
+/** The port the server got (PORT=0 asks for a free one). */
+function boundPort(server: http.Server, asked: number): number {
+  const address = server.address();
+  return typeof address === 'object' && address !== null ? address.port : asked;
+}
+
+/** The REST service, the panel and the live view, listening on PORT. */
+export const httpStep: StartupStep<Served, Listening> = {
+  name: 'http',
+  async start(ready) {
+    const { config, logger, navigator, secrets, relay } = ready;
+    const tracker = new RequestTracker(new RequestLog(config.dataDir));
+    const live = new LiveView({
+      vnc: ready.liveVnc,
+      navigator,
+      serviceKey: config.serviceKey,
+      logger,
+      ...config.liveControl,
+    });
+    let commit: Promise<CommitInfo | null> | null = null;
+    const server = createServer({
+      navigator,
+      tracker,
+      proxyErrors: new ProxyErrors(config.personaDir, () => relay?.failures ?? 0),
+      commit: () => (commit ??= readCommit(config.repoRoot)),
+      persona: config.personaName,
+      repoRoot: config.repoRoot,
+      wakerUrl: config.wakerUrl,
+      serviceKey: config.serviceKey,
+      logger,
+      version: workerVersion(),
+      validateResponses: config.validateResponses,
+      allowFileUrls: config.allowFileUrls,
+      media: ready.media,
+      captures: ready.captures,
+      vision: new VisionClient({
+        ...config.vision,
+        keyGratis: config.visionKeyGratis,
+        keyPaga: config.visionKeyPaga,
+      }),
+      live,
+      plugins: {
+        found: ready.plugins,
+        env: config.env,
+        rngFor: pluginRandom(config.pluginSeed),
+        secrets,
+      },
+      shutdown: () => ready.exit('kill endpoint'),
+    });
+    await listen(server, config.port, config.host);
+    const port = boundPort(server, config.port);
+    logger.info('listening', { host: config.host, port, persona: config.personaDir });
+    return { server, tracker, live };
+  },
+  stop: ({ server, tracker, live }) =>
+    stopServer(server, async () => {
+      // Calls under way get a moment to finish; the live view's sockets close with the rest.
+      const deadline = Date.now() + DRAIN_MS;
+      while (tracker.activity().in_flight > 0 && Date.now() < deadline) await sleep(50);
+      tracker.abandonAll();
+      live.close();
+    }),
+};
