@@ -102,11 +102,13 @@ export interface NetworkLine {
   seq: number;
   ts: number;
   kind: string;
-  method?: string;
+  /** null on a same-document navigation line (no request). */
+  method?: string | null;
   url: string;
   resource_type?: string;
-  status?: number;
-  content_type?: string;
+  /** 0 when the request failed before any response; null when no response applies. */
+  status?: number | null;
+  content_type?: string | null;
   headers?: Record<string, string>;
   body?: string | null;
   body_length?: number;

@@ -1,17 +1,28 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ApiError, BrowserFailure, errorMessage } from '../errors';
 import type { Logger } from '@persona-browser/service-kit';
-import { AuthError } from '@persona-browser/service-kit';
+import { AuthError, isRecord } from '@persona-browser/service-kit';
 
+/** What express's body parser puts on the errors it raises (a body too large, bad JSON). */
 interface BodyParserError {
   type?: string;
   status?: number;
   limit?: number;
 }
 
+function bodyParserFields(err: unknown): BodyParserError {
+  if (!isRecord(err)) return {};
+  const { type, status, limit } = err;
+  return {
+    type: typeof type === 'string' ? type : undefined,
+    status: typeof status === 'number' ? status : undefined,
+    limit: typeof limit === 'number' ? limit : undefined,
+  };
+}
+
 /** The page a failed request addressed, as the route layer recorded it. */
 function pageIdOf(res: Response): string | null {
-  const id = (res.locals as { pageId?: unknown }).pageId;
+  const id: unknown = res.locals.pageId;
   return typeof id === 'string' ? id : null;
 }
 
@@ -43,7 +54,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
         .json({ ...details, success: false, error: err.message, page_id: err.pageId ?? pageId });
       return;
     }
-    const parser = err as BodyParserError;
+    const parser = bodyParserFields(err);
     if (parser.type === 'entity.too.large') {
       res.status(413).json({
         success: false,

@@ -1,5 +1,6 @@
 import type Joi from 'joi';
 import parse from 'joi-to-json';
+import { isRecord } from '@persona-browser/service-kit';
 import type { RouteInfo } from './route';
 import { authError, errorEnvelope } from './schemas';
 
@@ -20,7 +21,11 @@ function openFields(node: unknown): unknown {
   return out;
 }
 
-const toSchema = (schema: Joi.Schema): Json => openFields(parse(schema, 'open-api')) as Json;
+function toSchema(schema: Joi.Schema): Json {
+  const out = openFields(parse(schema, 'open-api'));
+  if (!isRecord(out)) throw new Error('joi-to-json made no schema object');
+  return out;
+}
 
 /** Express `:name` segments become OpenAPI `{name}`. */
 export const openApiPath = (expressPath: string): string => expressPath.replace(/:(\w+)/g, '{$1}');
@@ -43,9 +48,10 @@ function parameters(route: RouteInfo<unknown, unknown>): Json[] {
     });
   }
   if (route.query) {
-    const q = toSchema(route.query) as { properties?: Record<string, Json>; required?: string[] };
-    for (const [name, schema] of Object.entries(q.properties ?? {})) {
-      out.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema });
+    const q = toSchema(route.query);
+    const required: unknown[] = Array.isArray(q.required) ? q.required : [];
+    for (const [name, schema] of Object.entries(isRecord(q.properties) ? q.properties : {})) {
+      out.push({ name, in: 'query', required: required.includes(name), schema });
     }
   }
   return out;

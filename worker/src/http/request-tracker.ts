@@ -90,14 +90,19 @@ export class RequestTracker {
 
   /** Runs `done` once, when the response is handed over, whether or not the socket is alive. */
   private onEnd(res: Response, done: () => void): void {
-    const end = res.end.bind(res) as (...args: unknown[]) => Response;
+    // Not the `finish` or `close` events: `finish` never comes once the client hung up, and
+    // `close` comes as it hangs up, long before the work ends and the status is known.
+    const end = res.end.bind(res);
     let called = false;
-    (res as unknown as { end: (...args: unknown[]) => Response }).end = (...args: unknown[]) => {
+    const wrapped = (...args: Parameters<typeof end>): Response => {
       if (!called) {
         called = true;
         done();
       }
       return end(...args);
     };
+    // end() is overloaded; the wrapper passes whatever it is given on unchanged, which one
+    // signature cannot say: asserted to be end() itself.
+    res.end = wrapped as typeof res.end;
   }
 }

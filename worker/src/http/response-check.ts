@@ -1,7 +1,14 @@
 import type { RequestHandler, Response } from 'express';
 import type Joi from 'joi';
 import type { Logger } from '@persona-browser/service-kit';
+import { isRecord } from '@persona-browser/service-kit';
 import { authError, errorEnvelope } from './schemas';
+
+/** A field of a JSON body, if the body is an object that has it. */
+const fieldOf = (body: unknown, name: string): unknown => (isRecord(body) ? body[name] : undefined);
+
+/** The success schema the route that answers a response declares (see `declare`). */
+const declared = new WeakMap<Response, Joi.Schema | undefined>();
 
 /**
  * Under VALIDATE_RESPONSES (the test suite sets it), every JSON body the worker sends is checked
@@ -19,9 +26,8 @@ export class ResponseCheck {
     body: unknown,
     success: Joi.Schema | undefined,
   ): Joi.Schema | undefined {
-    const b = body as { success?: unknown; detail?: unknown } | null;
-    if (status === 200 && b?.success !== false) return success;
-    if (b && typeof b === 'object' && 'detail' in b) return authError;
+    if (status === 200 && fieldOf(body, 'success') !== false) return success;
+    if (isRecord(body) && 'detail' in body) return authError;
     return errorEnvelope;
   }
 
@@ -45,18 +51,17 @@ export class ResponseCheck {
 
   /** Tells the check which success schema the matched route declares. */
   static declare(res: Response, schema: Joi.Schema | undefined): void {
-    Object.assign(res.locals, { route: { response: schema } });
+    declared.set(res, schema);
   }
 
   private watch(res: Response, path: string): void {
     const json = res.json.bind(res);
     res.json = (body: unknown) => {
-      const route = (res.locals as { route?: { response?: Joi.Schema } }).route;
-      const success = res.statusCode === 200 && (body as { success?: unknown })?.success !== false;
+      const success = res.statusCode === 200 && fieldOf(body, 'success') !== false;
       // A success of something that is not a route of a table (the OpenAPI document) is not ours
       // to check; its errors still are.
-      if (success && !route) return json(body);
-      const schema = ResponseCheck.schemaFor(res.statusCode, body, route?.response);
+      if (success && !declared.has(res)) return json(body);
+      const schema = ResponseCheck.schemaFor(res.statusCode, body, declared.get(res));
       const why = ResponseCheck.mismatch(schema, body);
       if (why === null) return json(body);
       this.logger.error('response does not match its declared schema', {
@@ -64,7 +69,7 @@ export class ResponseCheck {
         status: res.statusCode,
         why,
       });
-      const pageId = (body as { page_id?: unknown } | null)?.page_id;
+      const pageId = fieldOf(body, 'page_id');
       res.status(500);
       return json({
         success: false,

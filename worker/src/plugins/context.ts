@@ -84,7 +84,7 @@ export function pluginContext(
           resourceType: q.resource_type,
           includeBody: q.include_body ?? false,
         });
-        return r.http as NetworkLine[];
+        return r.http;
       },
       async mark(): Promise<number> {
         const c = capture();

@@ -7,6 +7,7 @@ import type {
   PluginDescriptor,
   PluginModule,
 } from '@persona-browser/plugin-sdk';
+import { isRecord } from '@persona-browser/service-kit';
 import { NotImplemented, errorMessage } from '../errors';
 import { ManifestError, readFamily, readManifest } from './manifest';
 import { describeParameter, parametersSchema } from './params';
@@ -85,6 +86,15 @@ function familyOf(
   return null;
 }
 
+/**
+ * A module's default export is a plugin when it has run() and, if any, a validate function. Its
+ * parameter types cannot be checked at run time: the manifest's schema validates every call's
+ * parameters before run() sees them.
+ */
+function isPluginModule(m: Record<string, unknown>): m is Record<string, unknown> & PluginModule {
+  return typeof m.run === 'function' && ['undefined', 'function'].includes(typeof m.validate);
+}
+
 function loadModule(file: string): PluginModule {
   if (!fs.existsSync(file)) {
     throw new ManifestError(`no implementation at ${file} (is the plugins package built?)`);
@@ -96,12 +106,11 @@ function loadModule(file: string): PluginModule {
   } catch (err) {
     throw new ManifestError(`${file} failed to load: ${errorMessage(err)}`);
   }
-  const m = (exported as { default?: unknown }).default ?? exported;
-  if (!m || typeof (m as PluginModule).run !== 'function')
+  const m = isRecord(exported) && 'default' in exported ? exported.default : exported;
+  if (!isRecord(m) || typeof m.run !== 'function')
     throw new ManifestError(`${file} exports no plugin (a default export with run())`);
-  if (!['undefined', 'function'].includes(typeof (m as Partial<PluginModule>).validate))
-    throw new ManifestError(`${file}: validate must be a function`);
-  return m as PluginModule;
+  if (!isPluginModule(m)) throw new ManifestError(`${file}: validate must be a function`);
+  return m;
 }
 
 /** A placeholder's route is mounted and answers, to every call, that it is not built yet. */

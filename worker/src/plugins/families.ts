@@ -21,9 +21,9 @@ export function familySecrets(found: Discovery, env: Env): string[] {
 /** `/source/flags` is a regular expression; anything else a substring. */
 export function parsePattern(p: string): BlacklistPattern {
   const m = /^\/(.+)\/([a-z]*)$/.exec(p);
-  if (!m) return p;
+  if (m?.[1] === undefined) return p;
   try {
-    return new RegExp(m[1] as string, m[2]);
+    return new RegExp(m[1], m[2]);
   } catch {
     return p;
   }

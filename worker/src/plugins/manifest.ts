@@ -69,7 +69,8 @@ function readJson(file: string): unknown {
     throw new ManifestError(`cannot read ${file}: ${errorMessage(err)}`);
   }
   try {
-    return JSON.parse(text) as unknown;
+    const parsed: unknown = JSON.parse(text);
+    return parsed;
   } catch (err) {
     throw new ManifestError(`${file} is not JSON: ${errorMessage(err)}`);
   }

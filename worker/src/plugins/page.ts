@@ -22,7 +22,8 @@ function textsInPage(selector: string, all: boolean): string[] {
   const found = all
     ? Array.from(document.querySelectorAll(selector))
     : [document.querySelector(selector)].filter((e): e is Element => e !== null);
-  return found.map((e) => ((e as HTMLElement).innerText ?? e.textContent ?? '').trim());
+  // innerText is what a person sees; an element that is not HTML (an SVG) has textContent only.
+  return found.map((e) => ((e instanceof HTMLElement ? e.innerText : e.textContent) ?? '').trim());
 }
 
 function attrsInPage(selector: string, name: string, all: boolean): string[] {
@@ -41,7 +42,7 @@ function attrsInPage(selector: string, name: string, all: boolean): string[] {
 
 function valueInPage(selector: string): string | null {
   const e = document.querySelector(selector);
-  return e && 'value' in e ? String((e as HTMLInputElement).value) : null;
+  return e && 'value' in e ? String(e.value) : null;
 }
 
 function firstMatchInPage(entries: Array<[string, string]>): string | null {

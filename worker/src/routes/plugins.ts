@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import type { FieldType } from '@persona-browser/plugin-sdk';
 import { SiteError } from '@persona-browser/plugin-sdk';
+import { isRecord } from '@persona-browser/service-kit';
 import { ApiError, BadRequest, BrowserFailure, NotFound } from '../errors';
 import type { Body, HeldContext, HeldRouteDef, Route } from '../http/route';
 import { heldRoute, route } from '../http/route';
@@ -46,7 +47,7 @@ const descriptor = Joi.object({
 }).label('PluginDescriptor');
 
 function fieldSchema(type: FieldType): Joi.Schema {
-  const [base, nullable] = type.split('|') as [string, string | undefined];
+  const [base = '', nullable] = type.split('|');
   const bases: Record<string, Joi.Schema> = {
     string: str.allow(''),
     number: Joi.number(),
@@ -79,7 +80,7 @@ async function execute(
   // What a site showed or a plugin said may hold a secret: an error never carries one out.
   const clean = (text: string): string => deps.secrets.redact(text);
   const cleanFields = (fields: Record<string, unknown>): Record<string, unknown> =>
-    deps.secrets.redactAll(fields) as Record<string, unknown>;
+    Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, deps.secrets.redactAll(v)]));
   let out: unknown;
   try {
     out = await run();
@@ -95,12 +96,12 @@ async function execute(
     deps.logger.error('plugin failed', { plugin: p.name, page_id: pageId, err });
     throw new PluginFailed(p.name, err, pageId);
   }
-  if (!out || typeof out !== 'object' || Array.isArray(out)) {
+  if (!isRecord(out) || Array.isArray(out)) {
     deps.logger.error('plugin answered no object', { plugin: p.name, answer: typeof out });
     throw new PluginFailed(p.name, new TypeError('no result object'), pageId);
   }
   // `success` and `page_id` are the host's to send.
-  const { success, error, ...fields } = out as Record<string, unknown>;
+  const { success, error, ...fields } = out;
   delete fields.page_id;
   if (success === false) {
     throw new BrowserFailure(

@@ -82,7 +82,7 @@ function refuseLongPlan(what: string, ms: number, hint: string, page: ManagedPag
   );
 }
 
-const required = <T extends Joi.Schema>(s: T): T => s.required() as T;
+const required = (s: Joi.Schema): Joi.Schema => s.required();
 
 export function primitiveRoutes(): Route[] {
   return [
