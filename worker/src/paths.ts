@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { prop } from './json';
 
 /**
  * The folder of the package a file belongs to: the nearest folder above `from` holding a
@@ -34,8 +35,7 @@ export function defaultRepoRoot(): string {
 }
 
 export function workerVersion(): string {
-  const pkg = JSON.parse(fs.readFileSync(path.join(WORKER_ROOT, 'package.json'), 'utf8')) as {
-    version?: unknown;
-  };
-  return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
+  const pkg: unknown = JSON.parse(fs.readFileSync(path.join(WORKER_ROOT, 'package.json'), 'utf8'));
+  const version = prop(pkg, 'version');
+  return typeof version === 'string' ? version : '0.0.0';
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { errnoCode } from '@persona-browser/service-kit';
 
 export const RETENTION_DAYS = 50;
 export const COLUMNS = ['time', 'event', 'id', 'method', 'kind', 'name', 'path', 'status', 'ms'];
@@ -75,7 +76,7 @@ export class RequestLog {
       fd = fs.openSync(file, 'a+', 0o644);
     } catch (err) {
       // The folder was removed while the worker runs (a manual clean-up): make it again.
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      if (errnoCode(err) !== 'ENOENT') throw err;
       fs.mkdirSync(this.folder, { recursive: true });
       fd = fs.openSync(file, 'a+', 0o644);
     }
@@ -106,8 +107,9 @@ export class RequestLog {
     this.lastRetentionDay = today;
     const cutoff = dayOf(new Date(Date.parse(today) - RETENTION_DAYS * 86_400_000));
     for (const name of fs.readdirSync(this.folder)) {
-      const m = /^(\d{4}-\d{2}-\d{2})\.csv$/.exec(name);
-      if (m && (m[1] as string) < cutoff) fs.rmSync(path.join(this.folder, name), { force: true });
+      const day = /^(\d{4}-\d{2}-\d{2})\.csv$/.exec(name)?.[1];
+      if (day !== undefined && day < cutoff)
+        fs.rmSync(path.join(this.folder, name), { force: true });
     }
   }
 }
