@@ -1,18 +1,15 @@
 import http from 'node:http';
-import type {
-  CommitInfo,
-  PersonaInfo,
-  PersonaState,
-  ProxyIdentity,
-} from '@persona-browser/contracts';
+import type { CommitInfo, PersonaInfo, PersonaState } from '@persona-browser/contracts';
+import type { Logger } from '@persona-browser/service-kit';
+import { errorMessage } from '@persona-browser/service-kit';
 import { Activity } from './activity';
 import type { IdentitySettings } from './config';
 import type { Address, ExitInfo, InstanceHandle, RuntimeDriver } from './drivers/types';
-import { makeIdentity, readIdentityFile, removeIdentity, writeIdentity } from './identity';
 import type { ProxyStatus } from './identity';
-import { ProxyErrorReadings } from './identity';
-import type { Logger } from '@persona-browser/service-kit';
-import { errnoCode, errorMessage } from '@persona-browser/service-kit';
+import { RestartBackoff } from './persona-backoff';
+import { PersonaIdentity } from './persona-identity';
+import { PersonaLifecycle } from './persona-lifecycle';
+import type { PersonaEvent } from './persona-lifecycle';
 import type { PersonaSpec } from './personas';
 import { isReady, pingWorker } from './worker-client';
 
@@ -40,63 +37,75 @@ export class WakeError extends Error {}
 export class IdentityWakeError extends WakeError {}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const MAX_BACKOFF_MS = 60_000;
-/** A worker up this long resets the crash-loop backoff. */
-const STABLE_MS = 60_000;
+
+/** The worker a persona runs right now. */
+interface Worker {
+  handle: InstanceHandle;
+  /** Paused by the idle timer (the persona shows as sleeping). */
+  paused: boolean;
+  pausedAt: number;
+  /** When it last came up (the back-off resets once it stays up). */
+  upSince: number;
+}
 
 /**
- * One persona: the single owner of its state, its worker handle and its activity. Every state
- * change runs through `serial`, so a wake, an idle sleep and an API restart never interleave.
+ * One persona: the single owner of its worker and its activity. Its state changes only through
+ * the lifecycle's transition table; its proxy identity and its crash-loop back-off sit beside
+ * it. Every change runs through `serial`, so a wake, an idle sleep and an API restart never
+ * interleave.
  */
 export class Persona {
-  state: PersonaState;
-  since = new Date();
-  error: string | null = null;
+  private readonly lifecycle: PersonaLifecycle;
+  private readonly identity: PersonaIdentity;
+  private readonly backoff = new RestartBackoff();
   commit: CommitInfo | null = null;
-  private handle: InstanceHandle | null = null;
-  private paused = false;
-  private pausedAt = 0;
-  private runningSince = 0;
+  private worker: Worker | null = null;
   /** A configuration error (port conflict): this persona never starts. */
   private fatal = false;
+  /** The waker is shutting down: nothing starts any more. */
+  private closed = false;
   private queue: Promise<unknown> = Promise.resolve();
   /** Counted by the front door. */
   readonly activity = new Activity();
-  private failures = 0;
   private healthFails = 0;
-  private restartTimer: NodeJS.Timeout | null = null;
   private exitDuringStart: ExitInfo | null = null;
-  private closed = false;
   /** Keep-alive connections to the current worker; replaced with each instance. */
   agent = new http.Agent({ keepAlive: true });
-  /** The proxy identity the current (or last) worker wears; null without PROXY_COUNTRY. */
-  private identity: ProxyIdentity | null = null;
-  /** The worker's `proxy_errors`, read from its ping. */
-  private readonly proxyErrors = new ProxyErrorReadings();
   private pinging = false;
 
   constructor(
     readonly spec: PersonaSpec,
     private readonly opts: PersonaOptions,
   ) {
-    this.state = spec.mode === 'always-on' ? 'waking' : 'sleeping';
+    this.lifecycle = new PersonaLifecycle(
+      spec.mode === 'always-on' ? 'waking' : 'sleeping',
+      (state, error) => this.log.info('persona state', { state, ...(error ? { error } : {}) }),
+    );
+    this.identity = new PersonaIdentity(spec, opts.identity, () => this.log);
   }
 
   get name(): string {
     return this.spec.name;
   }
 
+  get state(): PersonaState {
+    return this.lifecycle.state;
+  }
+
+  get since(): Date {
+    return this.lifecycle.since;
+  }
+
+  get error(): string | null {
+    return this.lifecycle.error;
+  }
+
   private get log(): Logger {
     return this.opts.logger.child({ persona: this.name });
   }
 
-  private setState(state: PersonaState, error: string | null = this.error): void {
-    if (state !== this.state) {
-      this.state = state;
-      this.since = new Date();
-      this.log.info('persona state', { state, ...(error ? { error } : {}) });
-    }
-    this.error = error;
+  private apply(event: PersonaEvent, error?: string | null): void {
+    this.lifecycle.apply(event, error);
   }
 
   /** Runs state changes one after another. */
@@ -123,24 +132,16 @@ export class Persona {
 
   /** The persona's proxy for the API: never a credential. Null without PROXY_COUNTRY. */
   proxyStatus(): ProxyStatus | null {
-    const country = this.spec.proxyCountry;
-    if (!country) return null;
-    return {
-      country,
-      exit_ip: this.identity?.exit_ip ?? null,
-      session: this.identity?.session ?? null,
-      proxy_errors: this.proxyErrors.value,
-      failing: this.proxyErrors.failing,
-    };
+    return this.identity.status();
   }
 
   /** The host pid of the worker's process tree root; null while down. */
   pid(): number | null {
-    return this.handle?.pid ?? null;
+    return this.worker?.handle.pid ?? null;
   }
 
   isPaused(): boolean {
-    return this.paused;
+    return this.worker?.paused ?? false;
   }
 
   // --- life cycle ----------------------------------------------------------------------------
@@ -148,12 +149,13 @@ export class Persona {
   /** Marks a configuration error: the persona stays crashed and is never started. */
   markFatal(error: string): void {
     this.fatal = true;
-    this.setState('crashed', error);
+    this.apply('misconfigured', error);
   }
 
   /** Where the worker answers right now, or null while it is not running (the fast path). */
   runningAddress(): Address | null {
-    return this.state === 'running' && this.handle && !this.paused ? this.handle.address : null;
+    const worker = this.worker;
+    return this.state === 'running' && worker && !worker.paused ? worker.handle.address : null;
   }
 
   /** Where the worker answers, waking it first if needed (what a client request waits for). */
@@ -161,8 +163,8 @@ export class Persona {
     const now = this.runningAddress();
     if (now) return now;
     await this.wake();
-    if (!this.handle) throw new WakeError(`persona ${this.name} is not running`);
-    return this.handle.address;
+    if (!this.worker) throw new WakeError(`persona ${this.name} is not running`);
+    return this.worker.handle.address;
   }
 
   wake(): Promise<void> {
@@ -172,22 +174,28 @@ export class Persona {
   private async doWake(): Promise<void> {
     if (this.fatal) throw new WakeError(this.error ?? `persona ${this.name} cannot start`);
     if (this.closed) throw new WakeError('the waker is shutting down');
-    this.clearRestart();
-    if (this.handle && this.paused) {
-      await this.opts.driver.unpause?.(this.handle);
-      this.paused = false;
+    this.backoff.cancel();
+    if (this.worker?.paused) {
+      await this.opts.driver.unpause?.(this.worker.handle);
+      this.worker.paused = false;
       this.activity.touch();
-      this.setState('running', null);
+      this.apply('resume', null);
       return;
     }
-    if (this.handle && this.state === 'running') return;
-    this.setState('waking');
+    if (this.worker && this.state === 'running') return;
+    this.apply('wake');
     this.exitDuringStart = null;
     // Connections kept alive to an earlier instance lead nowhere now.
     this.agent.destroy();
     this.agent = new http.Agent({ keepAlive: true });
-    this.proxyErrors.reset();
-    if (this.spec.proxyCountry) await this.newIdentity(this.spec.proxyCountry);
+    try {
+      await this.identity.renew();
+    } catch (err) {
+      const message = errorMessage(err);
+      this.backoff.failed();
+      this.apply('fail', message);
+      throw new IdentityWakeError(`persona ${this.name} did not start: ${message}`);
+    }
     let handle: InstanceHandle | null = null;
     try {
       handle = await this.opts.driver.start({
@@ -197,71 +205,24 @@ export class Persona {
         memoryLimitMb: this.spec.memoryLimitMb,
         cpus: this.spec.cpus,
       });
-      this.handle = handle;
+      this.worker = { handle, paused: false, pausedAt: 0, upSince: 0 };
       await this.waitReady(handle);
     } catch (err) {
       const message = errorMessage(err);
       if (handle) {
-        this.handle = null;
+        this.worker = null;
         await this.opts.driver.stop(handle).catch(() => undefined);
       }
-      this.failures += 1;
-      this.setState('crashed', `start failed: ${message}`);
+      this.backoff.failed();
+      this.apply('fail', `start failed: ${message}`);
       if (this.spec.mode === 'always-on') this.scheduleRestart();
       throw new WakeError(`persona ${this.name} did not start: ${message}`);
     }
-    this.runningSince = Date.now();
+    this.worker.upSince = Date.now();
     this.healthFails = 0;
     this.activity.touch();
-    this.setState('running', null);
+    this.apply('ready', null);
     this.readCommit(handle);
-  }
-
-  /**
-   * A fresh proxy identity (a new session) written into the persona folder before the worker
-   * starts. On failure the worker is not started: no identity file stays behind (an old one
-   * would be a dead session), the persona shows the error, and the wake fails with it.
-   */
-  private async newIdentity(country: string): Promise<void> {
-    const settings = this.opts.identity;
-    try {
-      if (!settings?.proxyUsername || !settings.proxyPassword) {
-        throw new Error(
-          'PROXY_USERNAME and PROXY_PASSWORD must be set in the waker for PROXY_COUNTRY',
-        );
-      }
-      const identity = await makeIdentity({
-        country,
-        proxyServer: settings.proxyServer,
-        usernameTemplate: settings.usernameTemplate,
-        username: settings.proxyUsername,
-        password: settings.proxyPassword,
-        geoipBaseUrl: settings.geoipBaseUrl,
-        geoipToken: settings.geoipToken,
-      });
-      writeIdentity(this.spec.dir, identity);
-      this.identity = identity;
-      this.log.info('proxy identity made', {
-        country: identity.country,
-        session: identity.session,
-        exit_ip: identity.exit_ip,
-        timezone: identity.timezone,
-        locale: identity.locale,
-      });
-    } catch (err) {
-      const message = `proxy identity failed: ${errorMessage(err)}`;
-      this.identity = null;
-      try {
-        removeIdentity(this.spec.dir);
-      } catch (rmErr) {
-        this.log.error('cannot remove the old proxy identity', {
-          error: errnoCode(rmErr) ?? String(rmErr),
-        });
-      }
-      this.failures += 1;
-      this.setState('crashed', message);
-      throw new IdentityWakeError(`persona ${this.name} did not start: ${message}`);
-    }
   }
 
   private async waitReady(handle: InstanceHandle): Promise<void> {
@@ -280,9 +241,9 @@ export class Persona {
     this.pinging = true;
     pingWorker(handle.address)
       .then((ping) => {
-        if (this.handle !== handle) return;
+        if (this.worker?.handle !== handle) return;
         this.commit = ping.commit;
-        if (this.spec.proxyCountry) this.proxyErrors.record(ping.proxy_errors);
+        this.identity.record(ping.proxy_errors);
       })
       .catch((err: unknown) => this.log.warn('ping failed', { error: errorMessage(err) }))
       .finally(() => {
@@ -295,13 +256,12 @@ export class Persona {
    * running worker. One ping at a time; a failed one keeps the last reading.
    */
   private readProxyErrors(handle: InstanceHandle): void {
-    if (this.pinging || !this.spec.proxyCountry) return;
+    if (this.pinging || !this.identity.used) return;
     this.pinging = true;
     pingWorker(handle.address, this.opts.healthTimeoutMs + 3_000)
       .then((ping) => {
-        if (this.handle === handle && this.state === 'running') {
-          this.proxyErrors.record(ping.proxy_errors);
-          if (this.proxyErrors.failing) {
+        if (this.worker?.handle === handle && this.state === 'running') {
+          if (this.identity.record(ping.proxy_errors)) {
             this.log.warn('proxy failing', { proxy_errors: ping.proxy_errors });
           }
         }
@@ -314,98 +274,96 @@ export class Persona {
 
   /** Stops the worker (an API call, or idle); the persona sleeps until a request or a wake. */
   sleep(): Promise<void> {
-    return this.serial(() => this.doStop('sleeping'));
+    return this.serial(() => this.doStop());
   }
 
-  private async doStop(after: PersonaState): Promise<void> {
-    this.clearRestart();
-    const handle = this.handle;
-    if (handle) {
-      this.setState('stopping');
+  /** Stops the worker if there is one; the persona then sleeps (a fatal one stays crashed). */
+  private async doStop(): Promise<void> {
+    this.backoff.cancel();
+    const worker = this.worker;
+    if (worker) {
+      this.apply('stop');
       try {
-        await this.opts.driver.stop(handle);
+        await this.opts.driver.stop(worker.handle);
       } finally {
-        this.handle = null;
-        this.paused = false;
-        this.commit = null;
-        this.proxyErrors.reset();
+        this.workerGone();
         this.agent.destroy();
         this.agent = new http.Agent({ keepAlive: true });
       }
-    }
-    if (!this.fatal) this.setState(after, null);
+      if (!this.fatal) this.apply('stopped', null);
+    } else if (!this.fatal) this.apply('sleep', null);
+  }
+
+  /** The worker is no more: what was read from it goes too. */
+  private workerGone(): void {
+    this.worker = null;
+    this.commit = null;
+    this.identity.workerGone();
   }
 
   restart(): Promise<void> {
     if (this.fatal) return Promise.reject(new WakeError(this.error ?? 'cannot start'));
     return this.serial(async () => {
-      await this.doStop('sleeping');
+      await this.doStop();
       await this.doWake();
     });
   }
 
   /** Takes over a worker an earlier waker left running (found by labels). */
   adopt(handle: InstanceHandle, paused: boolean): void {
-    this.handle = handle;
-    this.paused = paused;
-    this.pausedAt = Date.now();
-    this.runningSince = Date.now();
+    const now = Date.now();
+    this.worker = { handle, paused, pausedAt: now, upSince: now };
     this.activity.touch();
     // The identity the adopted worker wears is the one in its folder.
-    if (this.spec.proxyCountry) this.identity = readIdentityFile(this.spec.dir);
-    this.setState(paused ? 'sleeping' : 'running', null);
+    this.identity.adopt();
+    this.apply(paused ? 'adopt-paused' : 'adopt', null);
     if (!paused) this.readCommit(handle);
   }
 
   /** The driver's notice that this persona's worker ended without being asked to. */
   onExit(handle: InstanceHandle, info: ExitInfo): void {
-    if (this.handle?.id !== handle.id) return;
+    if (this.worker?.handle.id !== handle.id) return;
     if (this.state === 'waking') {
       this.exitDuringStart = info;
       return;
     }
-    this.handle = null;
-    this.paused = false;
-    this.commit = null;
-    this.proxyErrors.reset();
+    // A stop under way ends the worker itself, and says what comes next.
+    if (this.state === 'stopping') return;
+    this.workerGone();
     this.log.warn('worker ended', { reason: info.reason });
     if (this.closed) return;
     if (this.spec.mode === 'always-on') {
-      this.failures += 1;
-      this.setState('crashed', `worker died: ${info.reason}`);
+      this.backoff.failed();
+      this.apply('fail', `worker died: ${info.reason}`);
       this.scheduleRestart();
     } else {
       // A sleepy persona sleeps; its next request wakes it.
-      this.setState('sleeping', `worker died: ${info.reason}`);
+      this.apply('exit', `worker died: ${info.reason}`);
     }
   }
 
   private scheduleRestart(): void {
-    if (this.closed || this.fatal || this.restartTimer) return;
-    const delay = Math.min(MAX_BACKOFF_MS, 500 * 2 ** Math.max(0, this.failures - 1));
-    this.log.info('restart scheduled', { in_ms: delay, failures: this.failures });
-    this.restartTimer = setTimeout(() => {
-      this.restartTimer = null;
+    if (this.closed || this.fatal) return;
+    const delay = this.backoff.schedule(() => {
       this.wake().catch((err: unknown) =>
         this.log.error('restart failed', { error: errorMessage(err) }),
       );
-    }, delay);
-  }
-
-  private clearRestart(): void {
-    if (this.restartTimer) clearTimeout(this.restartTimer);
-    this.restartTimer = null;
+    });
+    if (delay !== null) {
+      this.log.info('restart scheduled', { in_ms: delay, failures: this.backoff.failures });
+    }
   }
 
   /**
    * The fleet's periodic look: idle sleep (or pause, then stop), health checks and the reset of
-   * the crash-loop backoff. `checkHealth` is set on every few ticks.
+   * the crash-loop back-off. `checkHealth` is set on every few ticks.
    */
   async tick(checkHealth: boolean, now = Date.now()): Promise<void> {
-    if (this.closed || !this.handle) return;
+    const worker = this.worker;
+    if (this.closed || !worker) return;
     const busy = this.activity.busy();
-    if (this.state === 'running' && now - this.runningSince > STABLE_MS) this.failures = 0;
-    if (this.spec.mode === 'sleepy' && !busy && this.state === 'running' && !this.paused) {
+    if (this.state === 'running') this.backoff.settle(worker.upSince, now);
+    if (this.spec.mode === 'sleepy' && !busy && this.state === 'running' && !worker.paused) {
       if (this.activity.idleMs(now) >= (this.spec.idleTimeoutS ?? Infinity) * 1000) {
         await this.serial(() => this.sleepIfIdle()).catch((err: unknown) =>
           this.log.error('sleep failed', { error: errorMessage(err) }),
@@ -413,15 +371,15 @@ export class Persona {
         return;
       }
     }
-    if (this.paused && !busy && now - this.pausedAt >= this.opts.pauseSeconds * 1000) {
-      await this.serial(() => this.doStop('sleeping')).catch(() => undefined);
+    if (worker.paused && !busy && now - worker.pausedAt >= this.opts.pauseSeconds * 1000) {
+      await this.serial(() => this.doStop()).catch(() => undefined);
       return;
     }
-    if (checkHealth && this.state === 'running' && !this.paused) {
-      const handle = this.handle;
+    if (checkHealth && this.state === 'running' && !worker.paused) {
+      const handle = worker.handle;
       this.readProxyErrors(handle);
       const ok = await isReady(handle.address, this.opts.healthTimeoutMs).catch(() => false);
-      if (ok || this.handle !== handle || this.state !== 'running') {
+      if (ok || this.worker?.handle !== handle || this.state !== 'running') {
         this.healthFails = 0;
         return;
       }
@@ -429,7 +387,7 @@ export class Persona {
       this.log.warn('health check failed', { failures: this.healthFails });
       if (this.healthFails >= this.opts.healthFailures) {
         this.healthFails = 0;
-        this.failures += 1;
+        this.backoff.failed();
         await this.restart().catch((err: unknown) =>
           this.log.error('restart failed', { error: errorMessage(err) }),
         );
@@ -439,24 +397,23 @@ export class Persona {
 
   /** Re-checked inside the queue: a request may have arrived since the tick looked. */
   private async sleepIfIdle(): Promise<void> {
-    if (this.activity.busy() || this.state !== 'running' || this.paused || !this.handle) return;
+    const worker = this.worker;
+    if (this.activity.busy() || this.state !== 'running' || !worker || worker.paused) return;
     if (this.activity.idleMs() < (this.spec.idleTimeoutS ?? Infinity) * 1000) return;
     if (this.opts.pauseSeconds > 0 && this.opts.driver.canPause && this.opts.driver.pause) {
-      await this.opts.driver.pause(this.handle);
-      this.paused = true;
-      this.pausedAt = Date.now();
-      this.setState('sleeping', null);
+      await this.opts.driver.pause(worker.handle);
+      worker.paused = true;
+      worker.pausedAt = Date.now();
+      this.apply('pause', null);
       return;
     }
-    await this.doStop('sleeping');
+    await this.doStop();
   }
 
   /** Stops the worker for good (waker shutdown). */
   shutdown(): Promise<void> {
     this.closed = true;
-    this.clearRestart();
-    return this.serial(() => this.doStop(this.fatal ? 'crashed' : 'sleeping')).finally(() =>
-      this.agent.destroy(),
-    );
+    this.backoff.cancel();
+    return this.serial(() => this.doStop()).finally(() => this.agent.destroy());
   }
 }
