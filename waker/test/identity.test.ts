@@ -199,6 +199,18 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
       body,
     });
 
+  /** Puts `de` to sleep as the API does; its identity file stays. */
+  const sleepDe = async (): Promise<void> => {
+    const slept = await call(`${waker.url}/api/personas/de/sleep`, { method: 'POST' });
+    expect(slept.body.state).toBe('sleeping');
+  };
+  /** `de` awake (a request through its port wakes it) and the identity it wears. */
+  const awakeDe = async (): Promise<ProxyIdentity> => {
+    const status = await through('de', '/api/v1/system/status');
+    expect(status).toMatchObject({ status: 200, body: { initialized: true } });
+    return readFile('de');
+  };
+
   beforeAll(async () => {
     proxy = await startForwardProxy((u, p) => SESSION_USER.test(u) && p === proxyPassword);
     geo = await startGeoipStandin();
@@ -274,16 +286,15 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
     await call(`${waker.url}/api/personas/plain/sleep`, { method: 'POST' });
   });
 
-  let first: ProxyIdentity;
-
-  test('the first request wakes it with a fresh identity file, 0600 and schema-valid', async () => {
+  test('a request to it asleep wakes it with a fresh identity file, 0600 and schema-valid', async () => {
+    await sleepDe();
     const lookupsBefore = geo.lookups.length;
     const status = await through('de', '/api/v1/system/status');
     expect(status.status).toBe(200);
     expect(status.body.initialized).toBe(true);
     const stat = fs.statSync(fileOf('de'));
     expect(stat.mode & 0o777).toBe(0o600);
-    first = readFile('de');
+    const first = readFile('de');
     expect(identitySchema.validate(first).error).toBeUndefined();
     expect(first).toMatchObject({
       proxy: { server: proxy.url, password: PASSWORD },
@@ -312,20 +323,23 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
   });
 
   test('the worker wears it: its browser goes through the same proxy session', async () => {
-    expect((await through('de', '/api/v1/ops/create-page', { page_id: 'p' })).body.success).toBe(
-      true,
-    );
-    const nav = await through('de', '/api/v1/ops/p/navigate', { url: `${geo.url}/json?from=page` });
+    const worn = await awakeDe();
+    const created = await through('de', '/api/v1/ops/create-page', { page_id: 'wears' });
+    expect(created.body.success).toBe(true);
+    const nav = await through('de', '/api/v1/ops/wears/navigate', {
+      url: `${geo.url}/json?from=page`,
+    });
     expect(nav.body).toMatchObject({ success: true, status_code: 200 });
     expect(geo.lookups.at(-1)).toMatchObject({ path: '/json', token: null });
     const viaProxy = proxy.requests.filter(
-      (r) => r.target === `127.0.0.1:${geo.port}` && r.user === first.proxy.username,
+      (r) => r.target === `127.0.0.1:${geo.port}` && r.user === worn.proxy.username,
     );
     // The waker's lookup and the page's navigation.
     expect(viaProxy.length).toBeGreaterThanOrEqual(2);
   });
 
   test('the API shows the proxy (never a credential) and the worker’s proxy errors', async () => {
+    const worn = await awakeDe();
     const de = await until(async () => {
       const p = await personaOf('de');
       return p.proxy?.proxy_errors !== null ? p : null;
@@ -334,7 +348,7 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
     expect(de.proxy).toMatchObject({
       country: 'DE',
       exit_ip: BERLIN.ip,
-      session: first.session,
+      session: worn.session,
       failing: false,
     });
     expect(typeof de.proxy?.proxy_errors).toBe('number');
@@ -345,12 +359,15 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
   });
 
   test('proxy errors that grow show as failing, in the API and the panel', async () => {
+    await awakeDe();
+    const created = await through('de', '/api/v1/ops/create-page', { page_id: 'errors' });
+    expect(created.body.success).toBe(true);
     // The proxy now refuses the session: every page request through it fails at the proxy.
     proxyPassword = 'rotated-password';
     let going = true;
     const traffic = (async () => {
       for (let i = 0; going; i++) {
-        await through('de', '/api/v1/ops/p/navigate', { url: `${geo.url}/json?n=${i}` }).catch(
+        await through('de', '/api/v1/ops/errors/navigate', { url: `${geo.url}/json?n=${i}` }).catch(
           () => undefined,
         );
         await sleep(300);
@@ -401,19 +418,20 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
   });
 
   test('each wake is a new session', async () => {
-    const slept = await call(`${waker.url}/api/personas/de/sleep`, { method: 'POST' });
-    expect(slept.body.state).toBe('sleeping');
+    const before = await awakeDe();
+    await sleepDe();
     expect((await personaOf('de')).proxy).toMatchObject({ proxy_errors: null, failing: false });
     const woken = await call(`${waker.url}/api/personas/de/wake`, { method: 'POST' });
     expect(woken).toMatchObject({ status: 200, body: { state: 'running' } });
     const second = readFile('de');
-    expect(second.session).not.toBe(first.session);
+    expect(second.session).not.toBe(before.session);
     expect(woken.body.proxy.session).toBe(second.session);
     expect(second.proxy.username).toBe(`${ACCOUNT}-country-de-session-${second.session}`);
   });
 
   test('a proxy that refuses the session fails the wake: no worker, no file, the error shown', async () => {
-    await call(`${waker.url}/api/personas/de/sleep`, { method: 'POST' });
+    await awakeDe();
+    await sleepDe();
     expect(fs.existsSync(fileOf('de'))).toBe(true);
     proxyPassword = 'rotated-password';
     try {
@@ -445,7 +463,8 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
     expect(fs.existsSync(fileOf('de'))).toBe(true);
   });
 
-  test('neither the proxy password nor the GeoIP token is in any waker log line', () => {
+  test('neither the proxy password nor the GeoIP token is in any waker log line', async () => {
+    await awakeDe();
     expect(waker.logs.some((l) => l.includes('proxy identity made'))).toBe(true);
     expect(waker.logs.filter((l) => l.includes(TOKEN))).toEqual([]);
     expect(waker.logs.filter((l) => l.includes(PASSWORD))).toEqual([]);
@@ -454,6 +473,8 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
   });
 
   test('stopping the waker leaves no worker behind', async () => {
+    await awakeDe();
+    expect(workerPid(FLEET, 'de')).not.toBeNull();
     expect(await waker.stop()).toBe(0);
     expect(fleetPids(FLEET)).toEqual([]);
     const probe = net.createServer();
