@@ -1,11 +1,6 @@
 import type { CDPSession } from 'puppeteer-core';
 import { errorMessage } from '../errors';
 
-interface EvalResult {
-  result: { value?: unknown; description?: string };
-  exceptionDetails?: { text?: string; exception?: { description?: string } };
-}
-
 export class PageScriptError extends Error {}
 
 /** What a world is made in: the page's current document and the session that drives it. */
@@ -31,7 +26,7 @@ export async function evaluateInWorld(
   for (let attempt = 0; ; attempt += 1) {
     const contextId = await isolatedContext(host, send, attempt > 0);
     try {
-      const res = (await send((s) =>
+      const res = await send((s) =>
         s.send('Runtime.evaluate', {
           expression,
           contextId,
@@ -39,7 +34,7 @@ export async function evaluateInWorld(
           awaitPromise: true,
           userGesture: opts.userGesture ?? false,
         }),
-      )) as EvalResult;
+      );
       if (res.exceptionDetails) {
         const why = res.exceptionDetails.exception?.description ?? res.exceptionDetails.text;
         throw new PageScriptError(String(why).split('\n')[0]);

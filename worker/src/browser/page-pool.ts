@@ -62,6 +62,7 @@ export class PagePool {
   }
 
   countByState(): Record<PageState, number> {
+    // fromEntries types its keys as any string; here they are exactly the PAGE_STATES.
     const counts = Object.fromEntries(PAGE_STATES.map((s) => [s, 0])) as Record<PageState, number>;
     for (const p of this.pages.values()) counts[p.state] += 1;
     return counts;

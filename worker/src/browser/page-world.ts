@@ -18,6 +18,7 @@ export async function evalIsolated<T>(
   opts: { userGesture?: boolean } = {},
 ): Promise<T> {
   const expression = `(${fn.toString()})(...${JSON.stringify(args)})`;
+  // What our own page function returned, by value: its caller names the shape it returns.
   return (await evaluateInWorld(mp, (command) => mp.cdp(call, command), expression, {
     userGesture: opts.userGesture ?? false,
     mayRetry: () => !call.signal.aborted,

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { errnoCode } from '@persona-browser/service-kit';
 
 export class ProfileInUse extends Error {}
 
@@ -19,7 +20,7 @@ function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+    if (errnoCode(err) !== 'EPERM') return false;
   }
   try {
     return !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
@@ -30,8 +31,11 @@ function pidAlive(pid: number): boolean {
 
 function readWorkerLock(profileDir: string): Holder | null {
   try {
-    const v = JSON.parse(fs.readFileSync(path.join(profileDir, WORKER_LOCK), 'utf8')) as Holder;
-    return typeof v.pid === 'number' && typeof v.host === 'string' ? v : null;
+    const v: unknown = JSON.parse(fs.readFileSync(path.join(profileDir, WORKER_LOCK), 'utf8'));
+    if (typeof v !== 'object' || v === null || !('pid' in v) || !('host' in v)) return null;
+    return typeof v.pid === 'number' && typeof v.host === 'string'
+      ? { host: v.host, pid: v.pid }
+      : null;
   } catch {
     return null;
   }
@@ -41,7 +45,8 @@ function readWorkerLock(profileDir: string): Holder | null {
 function browserHolder(profileDir: string): Holder | null {
   try {
     const m = /^(.*)-(\d+)$/.exec(fs.readlinkSync(path.join(profileDir, 'SingletonLock')));
-    return m ? { host: m[1] as string, pid: Number(m[2]) } : null;
+    const [, host, pid] = m ?? [];
+    return host !== undefined && pid !== undefined ? { host, pid: Number(pid) } : null;
   } catch {
     return null;
   }

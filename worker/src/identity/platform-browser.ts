@@ -1,11 +1,52 @@
 import type { Browser, CDPSession, Connection } from 'puppeteer-core';
 import { browserConnection, onChildSessionReady } from '../browser/cdp/child-sessions';
 import type { PageHolder } from './page';
-import type { PlatformName, PlatformOverride, RealAgent } from './platform';
+import type { Brand, PlatformName, PlatformOverride, RealAgent } from './platform';
 import { planPlatform, workerPlatformScript } from './platform';
 
 /** Where the real agent is read: answered by the worker itself, never by the network. */
 const AGENT_PAGE = 'https://agent.persona-browser.invalid/';
+
+function isBrands(value: unknown): value is Brand[] {
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (b: unknown) =>
+        typeof b === 'object' &&
+        b !== null &&
+        typeof Reflect.get(b, 'brand') === 'string' &&
+        typeof Reflect.get(b, 'version') === 'string',
+    )
+  );
+}
+
+/** The agent as the page read it, each field checked; a browser without form factors is a desktop. */
+function agentRead(value: unknown): Omit<RealAgent, 'fullVersion'> {
+  const field = (name: string): unknown =>
+    typeof value === 'object' && value !== null ? Reflect.get(value, name) : undefined;
+  const [userAgent, brands, fullVersionList] = [
+    field('userAgent'),
+    field('brands'),
+    field('fullVersionList'),
+  ];
+  const [mobile, model, formFactors] = [
+    field('mobile'),
+    field('model'),
+    field('formFactors') ?? ['Desktop'],
+  ];
+  if (
+    typeof userAgent !== 'string' ||
+    !isBrands(brands) ||
+    !isBrands(fullVersionList) ||
+    typeof mobile !== 'boolean' ||
+    typeof model !== 'string' ||
+    !Array.isArray(formFactors) ||
+    !formFactors.every((f): f is string => typeof f === 'string')
+  ) {
+    throw new Error(`the browser's client hints are not as asked: ${JSON.stringify(value)}`);
+  }
+  return { userAgent, brands, fullVersionList, mobile, model, formFactors };
+}
 
 /**
  * What the real browser tells of itself, read in a page of its own. Client hints are only
@@ -41,9 +82,9 @@ export async function readRealAgent(browser: Browser): Promise<RealAgent> {
       if (res.exceptionDetails) {
         throw new Error(`cannot read the browser's client hints: ${res.exceptionDetails.text}`);
       }
-      const read = res.result.value as Omit<RealAgent, 'fullVersion'>;
+      const read = agentRead(res.result.value);
       const fullVersion = (await browser.version()).replace(/^[^/]*\//, '');
-      return { ...read, formFactors: read.formFactors ?? ['Desktop'], fullVersion };
+      return { ...read, fullVersion };
     } finally {
       await session.detach().catch(() => undefined);
     }

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { IDENTITY_FILE, identitySchema } from '@persona-browser/contracts';
 import type { ProxyIdentity } from '@persona-browser/contracts';
+import { errnoCode } from '@persona-browser/service-kit';
 import { errorMessage } from '../errors';
 
 /** The identity file exists but cannot be used: the worker must not start (never go direct). */
@@ -20,10 +21,8 @@ export function readIdentity(personaDir: string | null): ProxyIdentity | null {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new IdentityError(
-      `proxy identity ${file} cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
-    );
+    if (errnoCode(err) === 'ENOENT') return null;
+    throw new IdentityError(`proxy identity ${file} cannot be read: ${errnoCode(err) ?? 'error'}`);
   }
   let parsed: unknown;
   try {

@@ -47,10 +47,20 @@ function endToEnd(raw: string[]): string[] {
   }
   const out: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i] as string;
-    if (!named.has(name.toLowerCase())) out.push(name, raw[i + 1] as string);
+    const [name, value] = [raw[i], raw[i + 1]];
+    if (name !== undefined && value !== undefined && !named.has(name.toLowerCase())) {
+      out.push(name, value);
+    }
   }
   return out;
+}
+
+/** The port of a server listening on TCP (a pipe or a closed server has none). */
+function portOf(address: AddressInfo | string | null): number {
+  if (address === null || typeof address === 'string') {
+    throw new Error('the relay is not listening on a TCP port');
+  }
+  return address.port;
 }
 
 const BAD_GATEWAY = 'HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
@@ -226,7 +236,7 @@ export async function startRelay(opts: RelayOptions): Promise<ProxyRelay> {
     });
   });
   return {
-    port: (server.address() as AddressInfo).port,
+    port: portOf(server.address()),
     get failures() {
       return failures;
     },
