@@ -135,6 +135,6 @@ export async function launchBrowser(opts: LaunchOptions): Promise<Browser> {
   puppeteer.use(StealthPlugin({ enabledEvasions: new Set(opts.evasions ?? STEALTH_EVASIONS) }));
   // Through puppeteer-extra, so its plugins see the switches and every page as they would
   // around puppeteer's own launch; the browser is the one this launcher started.
-  await puppeteer.launch({ args, defaultViewport: null });
+  await puppeteer.launch({ args });
   return launcher.launched();
 }

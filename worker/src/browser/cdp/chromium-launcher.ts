@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import puppeteerCore, { TargetType } from 'puppeteer-core';
 import type { Browser, ConnectOptions } from 'puppeteer-core';
+import { errorMessage } from '@persona-browser/service-kit';
 import { ChromiumPipeTransport } from './pipe-transport';
 import { QuietRuntimeTransport } from './quiet-transport';
 
@@ -65,7 +66,7 @@ export class ChromiumLauncher {
     return line;
   }
 
-  async launch(options: { args?: string[]; defaultViewport?: null } = {}): Promise<Browser> {
+  async launch(options: { args?: string[] } = {}): Promise<Browser> {
     if (this.browser) throw new Error('this launcher has started its browser already');
     const child = spawn(this.start.executablePath, this.commandLine(options.args ?? []), {
       // Its own process group: stopping it takes its helpers too, and a signal to the worker's
@@ -78,7 +79,7 @@ export class ChromiumLauncher {
     let timer: NodeJS.Timeout | undefined;
     try {
       const browser = await Promise.race([
-        this.connectTo(child, options.defaultViewport ?? null),
+        this.connectTo(child),
         new Promise<never>((_, reject) => {
           child.once('error', reject);
           timer = setTimeout(
@@ -93,21 +94,24 @@ export class ChromiumLauncher {
       return browser;
     } catch (err) {
       killGroup(child);
-      const why = err instanceof Error ? err.message : String(err);
       const lines = log();
-      throw new Error(`the browser failed to start: ${why}${lines ? `\n${lines}` : ''}`, {
-        cause: err,
-      });
+      throw new Error(
+        `the browser failed to start: ${errorMessage(err)}${lines ? `\n${lines}` : ''}`,
+        {
+          cause: err,
+        },
+      );
     } finally {
       clearTimeout(timer);
     }
   }
 
-  private async connectTo(child: ChildProcess, defaultViewport: null): Promise<Browser> {
+  private async connectTo(child: ChildProcess): Promise<Browser> {
     const transport = new QuietRuntimeTransport(new ChromiumPipeTransport(child));
     const browser = await puppeteerCore.connect({
       transport,
-      defaultViewport,
+      // The page is as large as the maximised window: no emulated viewport.
+      defaultViewport: null,
       protocolTimeout: this.start.protocolTimeout,
     });
     // As puppeteer's launch does: the browser is handed out once its first tab is there.
