@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { pageHit, pageVisibility } from '../src/human/page-reads';
 import { prop } from '../src/json';
 import { workerVersion } from '../src/paths';
 import { at } from '../src/util';
@@ -23,5 +24,27 @@ describe('reading values of unknown shape', () => {
     const pkg: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
     expect(workerVersion()).toBe(prop(pkg, 'version'));
     expect(workerVersion()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  test('what a page answers is taken as a measure only when every field has its type', () => {
+    const measured = {
+      found: true,
+      visible: true,
+      fully_visible: false,
+      bounding_box: { x: 1, y: 2, width: 3, height: 4 },
+      intersection: null,
+      viewport: { width: 800, height: 600 },
+    };
+    expect(JSON.stringify(pageVisibility(measured))).toBe(JSON.stringify(measured));
+    const box = { ...measured.bounding_box, width: '3' };
+    expect(() => pageVisibility({ ...measured, bounding_box: box })).toThrow(
+      'The page answered bounding_box.width = "3"',
+    );
+    expect(() => pageVisibility({ ...measured, viewport: undefined })).toThrow('viewport.width');
+    expect(pageHit({ hits: false, cover: 'div#cover' })).toEqual({
+      hits: false,
+      cover: 'div#cover',
+    });
+    expect(() => pageHit({ hits: 'yes', cover: null })).toThrow('hits = "yes"');
   });
 });

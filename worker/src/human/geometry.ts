@@ -3,6 +3,8 @@ import type { Call } from '../browser/call';
 import type { ManagedPage } from '../browser/managed-page';
 import { BadRequest } from '../errors';
 import { evalIsolated, PageScriptError } from '../browser/page-world';
+import { prop } from '../json';
+import { pageHit, pageVisibility } from './page-reads';
 import type { Point } from './types';
 
 /** Where an element is and how much of it is on screen (`check-visible`, docs/api.md). */
@@ -94,23 +96,23 @@ export async function measure(
   call: Call,
   selector: string | null,
 ): Promise<Geometry> {
-  const res = await evalIsolated<Geometry & { invalidSelector?: string }>(mp, call, measureInPage, [
-    selector,
-  ]).catch((err: unknown) => {
-    if (err instanceof PageScriptError)
-      throw new BadRequest(`Selector failed: ${err.message}`, mp.id);
-    throw err;
-  });
-  if (res.invalidSelector !== undefined) {
+  const res = await evalIsolated<unknown>(mp, call, measureInPage, [selector]).catch(
+    (err: unknown) => {
+      if (err instanceof PageScriptError)
+        throw new BadRequest(`Selector failed: ${err.message}`, mp.id);
+      throw err;
+    },
+  );
+  if (prop(res, 'invalidSelector') !== undefined) {
     throw new BadRequest(`Invalid CSS selector '${selector ?? ''}'`, mp.id);
   }
-  return res;
+  return pageVisibility(res);
 }
 
-export function hits(
+export async function hits(
   mp: ManagedPage,
   call: Call,
   p: Point,
 ): Promise<{ hits: boolean; cover: string | null }> {
-  return evalIsolated(mp, call, hitsInPage, [p.x, p.y]);
+  return pageHit(await evalIsolated<unknown>(mp, call, hitsInPage, [p.x, p.y]));
 }

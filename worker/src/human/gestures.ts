@@ -10,6 +10,7 @@ import { measure } from './geometry';
 import { planPaste, planTyping } from './keyboard-plan';
 import { keyFor, KEYS } from './keys';
 import { planMove } from './mouse-plan';
+import { pageNumber, pageString } from './page-reads';
 import { evalIsolated } from '../browser/page-world';
 import { uniform } from './random';
 import { planScroll } from './scroll-plan';
@@ -151,9 +152,12 @@ export class Gestures implements PageGestures {
   paste(text: string): Promise<{ text_length: number; fumbled: boolean; delay_before_ms: number }> {
     return this.gesture(async () => {
       const plan = planPaste(this.x.rng);
-      const written = await evalIsolated<string>(this.mp, this.call, writeClipboardInPage, [text], {
-        userGesture: true,
-      });
+      const written = pageString(
+        await evalIsolated<unknown>(this.mp, this.call, writeClipboardInPage, [text], {
+          userGesture: true,
+        }),
+        'the clipboard write',
+      );
       if (written !== 'ok') {
         throw new BrowserFailure(
           `The clipboard refused the text on this page: ${written}`,
@@ -242,9 +246,14 @@ export class Gestures implements PageGestures {
     });
   }
 
+  /** The page's pinch-zoom scale (1 = 100 %). */
+  private async scale(): Promise<number> {
+    return pageNumber(await evalIsolated<unknown>(this.mp, this.call, scaleInPage, []), 'scale');
+  }
+
   /** A pinch gesture centred on (x, y) to `zoomLevel` (1 = 100 %). */
   private async pinchTo(at: Point, zoomLevel: number): Promise<void> {
-    const current = await evalIsolated<number>(this.mp, this.call, scaleInPage, []);
+    const current = await this.scale();
     if (Math.abs(current - zoomLevel) < 0.001) return;
     await this.mp.cdp(this.call, (s) =>
       s.send('Input.synthesizePinchGesture', {
@@ -268,7 +277,7 @@ export class Gestures implements PageGestures {
   resetZoom(): Promise<{ zoom_level: number }> {
     return this.gesture(async () => {
       const vp = await viewportOf(this.mp, this.call);
-      const scale = await evalIsolated<number>(this.mp, this.call, scaleInPage, []);
+      const scale = await this.scale();
       // The gesture's point is taken in zoomed pixels: the middle of the screen over the scale
       // stays on screen whatever the current zoom.
       await this.pinchTo({ x: vp.width / 2 / scale, y: vp.height / 2 / scale }, 1);

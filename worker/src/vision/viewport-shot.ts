@@ -27,7 +27,7 @@ export async function viewportShot(mp: ManagedPage, call: Call): Promise<Viewpor
   // A background tab of a headed browser is not painted; a person looks at the page anyway.
   await mp.bringToFront(call);
   const png = Buffer.from(await capturePng(mp, call, false), 'base64');
-  const dpr = await evalIsolated<number>(mp, call, pixelRatioInPage, []);
+  const dpr = await evalIsolated<unknown>(mp, call, pixelRatioInPage, []);
   const size = pngSize(png);
   if (!size || size.width === 0 || size.height === 0) {
     throw new BrowserFailure('The page screenshot is not a usable PNG', mp.id);
