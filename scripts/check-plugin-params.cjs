@@ -146,7 +146,9 @@ function checkPlugins(root, tsconfig = path.join(root, 'tsconfig.json')) {
 module.exports = { checkPlugins };
 
 if (require.main === module) {
-  const root = path.resolve(process.argv[2] || path.join(path.dirname(module.filename), '..', 'plugins'));
+  const root = path.resolve(
+    process.argv[2] || path.join(path.dirname(module.filename), '..', 'plugins'),
+  );
   const lines = checkPlugins(root);
   if (lines.length > 0) {
     process.stderr.write(
