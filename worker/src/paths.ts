@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { prop } from './json';
+import { prop } from './util';
 
 /**
  * The folder of the package a file belongs to: the nearest folder above `from` holding a

@@ -28,3 +28,13 @@ export function at<T>(items: ArrayLike<T>, index: number): T {
   if (item === undefined) throw new RangeError(`No item at ${index} of ${items.length}`);
   return item;
 }
+
+/**
+ * The property `key` of a value parsed from JSON (or any value of unknown shape): undefined when
+ * the value is not an object or has no such property. Callers then check the property's type.
+ */
+export function prop(value: unknown, key: string): unknown {
+  if (typeof value !== 'object' || value === null || !(key in value)) return undefined;
+  const found: unknown = Reflect.get(value, key);
+  return found;
+}

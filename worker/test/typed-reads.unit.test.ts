@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pageHit, pageVisibility } from '../src/human/page-reads';
-import { prop } from '../src/json';
 import { workerVersion } from '../src/paths';
-import { at } from '../src/util';
+import { at, prop } from '../src/util';
 
 describe('reading values of unknown shape', () => {
   test('prop reads an own or inherited property of an object, undefined for anything else', () => {

@@ -3,7 +3,7 @@ import type { Call } from '../browser/call';
 import type { ManagedPage } from '../browser/managed-page';
 import { BadRequest } from '../errors';
 import { evalIsolated, PageScriptError } from '../browser/page-world';
-import { prop } from '../json';
+import { prop } from '../util';
 import { pageHit, pageVisibility } from './page-reads';
 import type { Point } from './types';
 

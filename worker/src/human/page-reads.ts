@@ -1,5 +1,5 @@
 import type { Box, Visibility } from '@persona-browser/plugin-sdk';
-import { prop } from '../json';
+import { prop } from '../util';
 
 /**
  * Reading what an in-page function answered. The answer crosses the DevTools connection as

@@ -2,7 +2,7 @@
  * Pure halves of a vision search: the prompt we send, reading the model's text answer, mapping
  * its box to viewport pixels, and pricing the call. No I/O here, so all of it is unit-testable.
  */
-import { prop } from '../json';
+import { prop } from '../util';
 
 /** Viewport size in CSS pixels. */
 export interface Viewport {

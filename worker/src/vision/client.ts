@@ -1,5 +1,5 @@
 import type { Box2d, PixelBox, TokenUsage, Viewport } from './answer';
-import { prop } from '../json';
+import { prop } from '../util';
 import {
   AnswerFormatError,
   buildPrompt,
