@@ -221,6 +221,70 @@ describe('damaged or vanished files', () => {
   });
 });
 
+describe('day files held open between rows', () => {
+  /** Descriptors this process holds on files in the requests folder. */
+  const held = (): string[] =>
+    fs
+      .readdirSync('/proc/self/fd')
+      .map((fd) => {
+        try {
+          return fs.readlinkSync(path.join('/proc/self/fd', fd));
+        } catch {
+          return '';
+        }
+      })
+      .filter((target) => target.startsWith(folder + path.sep));
+
+  test('a day file moved away keeps its rows; the next row starts a new file at the path', () => {
+    const log = new RequestLog(dir, now);
+    log.start(row('move0001'));
+    fs.renameSync(file('2026-03-10'), path.join(dir, 'archived.csv'));
+    log.end(row('move0001'), 200, 5);
+    expect(records('2026-03-10').map((r) => [r[1], r[2]])).toEqual([['end', 'move0001']]);
+    const archived = parseCsv(fs.readFileSync(path.join(dir, 'archived.csv'), 'utf8'));
+    expect(archived.map((r) => r[1])).toEqual(['event', 'start']);
+  });
+
+  test('a day file emptied by hand starts again with its header', () => {
+    const log = new RequestLog(dir, now);
+    log.start(row('trunc001'));
+    fs.truncateSync(file('2026-03-10'), 0);
+    log.end(row('trunc001'), 200, 5);
+    log.start(row('trunc002'));
+    expect(records('2026-03-10').map((r) => [r[1], r[2]])).toEqual([
+      ['end', 'trunc001'],
+      ['start', 'trunc002'],
+    ]);
+  });
+
+  test("a past day's file is let go once its requests have ended, and close() lets go of all", () => {
+    const log = new RequestLog(dir, now);
+    at('2026-03-10T23:59:59.000Z');
+    log.start(row('late0001'));
+    at('2026-03-11T00:00:01.000Z');
+    log.start(row('next0001'));
+    expect(held().sort()).toEqual([file('2026-03-10'), file('2026-03-11')]);
+    log.end(row('late0001'), 200, 2000);
+    expect(held()).toEqual([file('2026-03-11')]);
+    log.end(row('next0001'), 200, 5);
+    // Days go by with a request each: only today's file stays open.
+    for (const day of ['2026-03-12', '2026-03-13', '2026-03-14']) {
+      at(`${day}T10:00:00.000Z`);
+      log.start(row(`d${day.slice(-2)}00000`));
+      log.end(row(`d${day.slice(-2)}00000`), 200, 1);
+      expect(held()).toEqual([file(day)]);
+    }
+    log.close();
+    expect(held()).toEqual([]);
+    log.start(row('again001')); // a row after close() opens the file again
+    expect(
+      records('2026-03-14')
+        .map((r) => [r[1], r[2]])
+        .at(-1),
+    ).toEqual(['start', 'again001']);
+  });
+});
+
 describe('classify', () => {
   test.each([
     ['/api/v1/p1/plugin/archive/check', 'plugin', 'archive/check'],

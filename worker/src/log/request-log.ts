@@ -19,14 +19,23 @@ function csvField(value: string): string {
 
 const dayOf = (d: Date): string => d.toISOString().slice(0, 10);
 
+/** An open day file: its descriptor and the file it was opened on, to notice a replacement. */
+interface OpenFile {
+  fd: number;
+  dev: number;
+  ino: number;
+}
+
 /**
  * The request log: one CSV per UTC day under `<dir>/requests/`. Each row is one `write(2)` on an
  * O_APPEND descriptor, so a crash leaves whole rows only; a file that lost its tail to a power
- * cut is mended with a newline before its next row.
+ * cut is mended with a newline before its next row. Day files stay open between rows; a file
+ * that a person removed, moved or emptied is noticed at the next row, which starts it again.
  */
 export class RequestLog {
   private readonly folder: string;
   private readonly fileOfId = new Map<string, string>();
+  private readonly open = new Map<string, OpenFile>();
   private lastRetentionDay: string | null = null;
 
   constructor(
@@ -56,6 +65,13 @@ export class RequestLog {
       status === null ? '' : String(status),
       String(Math.round(ms)),
     );
+    this.closePast(at);
+  }
+
+  /** Closes every day file; a later row opens its file again. */
+  close(): void {
+    for (const { fd } of this.open.values()) fs.closeSync(fd);
+    this.open.clear();
   }
 
   private append(
@@ -71,6 +87,19 @@ export class RequestLog {
       [at.toISOString(), event, row.id, row.method, row.kind, row.name, row.path, status, ms]
         .map(csvField)
         .join(',') + '\n';
+    const current = this.open.get(file);
+    // Only the file at the path is the log: one deleted, moved or emptied by hand starts again.
+    const onDisk = fs.statSync(file, { throwIfNoEntry: false });
+    if (current && onDisk && onDisk.ino === current.ino && onDisk.dev === current.dev) {
+      fs.writeSync(current.fd, onDisk.size === 0 ? COLUMNS.join(',') + '\n' + line : line);
+      return;
+    }
+    if (current) this.forget(file, current);
+    const opened = this.openFile(file);
+    fs.writeSync(opened.fd, this.prefixFor(opened.fd) + line);
+  }
+
+  private openFile(file: string): OpenFile {
     let fd: number;
     try {
       fd = fs.openSync(file, 'a+', 0o644);
@@ -80,16 +109,30 @@ export class RequestLog {
       fs.mkdirSync(this.folder, { recursive: true });
       fd = fs.openSync(file, 'a+', 0o644);
     }
-    try {
-      fs.writeSync(fd, this.prefixFor(fd) + line);
-    } finally {
-      fs.closeSync(fd);
+    const { dev, ino } = fs.fstatSync(fd);
+    const opened = { fd, dev, ino };
+    this.open.set(file, opened);
+    this.closePast(this.now());
+    return opened;
+  }
+
+  private forget(file: string, current: OpenFile): void {
+    this.open.delete(file);
+    fs.closeSync(current.fd);
+  }
+
+  /** A past day's file is closed once no request that started in it still has to end. */
+  private closePast(at: Date): void {
+    const today = path.join(this.folder, `${dayOf(at)}.csv`);
+    const awaited = new Set(this.fileOfId.values());
+    for (const [file, current] of this.open) {
+      if (file !== today && !awaited.has(file)) this.forget(file, current);
     }
   }
 
   /**
-   * Checked on every write, so a file deleted meanwhile starts again with its header: the
-   * header for an empty file, or a newline when an earlier writer died mid-row.
+   * Checked when a file is opened, so a new file starts with its header: the header for an
+   * empty file, or a newline when an earlier writer died mid-row.
    */
   private prefixFor(fd: number): string {
     const size = fs.fstatSync(fd).size;
