@@ -92,7 +92,7 @@ describe('files', () => {
 
   test('rows go to requests/<UTC day>.csv, which starts with the documented header once', async () => {
     const dayBefore = utcDay();
-    await createPage('files');
+    await logged('POST', '/api/v1/ops/create-page', { body: { page_id: 'files' } });
     const dayAfter = utcDay();
     const folder = path.join(w.dataDir, 'requests');
     const files = fs.readdirSync(folder);
@@ -169,7 +169,7 @@ describe('start and end rows', () => {
     }
     expect(statuses.slice(0, 8)).toEqual([200, 200, 200, 404, 401, 401, 401, 401]);
     // A sentinel call afterwards shows the log is being written, and that it is the only entry.
-    await w.call('POST', '/api/v1/ops/sentinel/extract-content');
+    await logged('POST', '/api/v1/ops/sentinel/extract-content');
     expect(
       rows()
         .slice(before)
@@ -309,7 +309,7 @@ describe('robustness', () => {
     const before = rows().length;
     const status = await w.call('GET', '/api/v1/System/status', { auth: false });
     expect(status.status).toBe(200);
-    await w.call('POST', '/api/v1/ops/cased/extract-content');
+    await logged('POST', '/api/v1/ops/cased/extract-content');
     expect(
       rows()
         .slice(before)

@@ -25,8 +25,9 @@ export interface Activity {
 
 /**
  * Writes the start and end rows of every client request outside /system/ and keeps the
- * activity numbers that ping reports. The end row is written when the response is sent, even
- * if the client already hung up; requests still open at shutdown get an end row without status.
+ * activity numbers that ping reports. The end row is written as soon as the response has been
+ * handed to the socket, even if the client already hung up; requests still open at shutdown get
+ * an end row without status.
  */
 export class RequestTracker {
   private readonly open = new Map<string, { row: RequestRow; started: number }>();
@@ -63,9 +64,10 @@ export class RequestTracker {
     };
   }
 
-  /** End rows with an empty status for requests the worker will not finish. */
+  /** End rows with an empty status for requests the worker will not finish; the log is closed. */
   abandonAll(): void {
     for (const id of [...this.open.keys()]) this.finish(id, null);
+    this.write(() => this.log.close());
   }
 
   private finish(id: string, status: number | null): void {
@@ -88,18 +90,23 @@ export class RequestTracker {
     }
   }
 
-  /** Runs `done` once, when the response is handed over, whether or not the socket is alive. */
+  /**
+   * Runs `done` once, right after the response is handed over (so the client does not wait
+   * for it), whether or not the socket is alive.
+   */
   private onEnd(res: Response, done: () => void): void {
     // Not the `finish` or `close` events: `finish` never comes once the client hung up, and
     // `close` comes as it hangs up, long before the work ends and the status is known.
     const end = res.end.bind(res);
     let called = false;
     const wrapped = (...args: Parameters<typeof end>): Response => {
-      if (!called) {
-        called = true;
+      if (called) return end(...args);
+      called = true;
+      try {
+        return end(...args);
+      } finally {
         done();
       }
-      return end(...args);
     };
     // end() is overloaded; the wrapper passes whatever it is given on unchanged, which one
     // signature cannot say: asserted to be end() itself.
