@@ -41,13 +41,13 @@ function inspectInPage(m: Marks): ArchivePage {
   const checkText = new RegExp(m.interstitial, 'i').test(`${document.title} ${headings}`);
   let contentText = '';
   if (content) {
-    const copy = content.cloneNode(true) as Element;
-    copy.querySelectorAll(m.resultRow).forEach((row) => row.remove());
+    const copy = content.cloneNode(true);
+    if (copy instanceof Element) copy.querySelectorAll(m.resultRow).forEach((row) => row.remove());
     contentText = copy.textContent ?? '';
   }
   const field = (sel: string): string | null => {
     const e = one(sel);
-    return e && 'value' in e ? String((e as HTMLInputElement).value) : null;
+    return e && 'value' in e ? String(e.value) : null;
   };
   return {
     url: location.href,
@@ -55,8 +55,8 @@ function inspectInPage(m: Marks): ArchivePage {
     interstitial: captchaShown || (!snapshot && checkText),
     snapshot,
     wip: location.pathname.includes(m.wipPath),
-    links: Array.from(document.querySelectorAll(m.resultLink)).map(
-      (a) => (a as HTMLAnchorElement).href,
+    links: Array.from(document.querySelectorAll(m.resultLink)).flatMap((a) =>
+      a instanceof HTMLAnchorElement ? [a.href] : [],
     ),
     noResults: !snapshot && new RegExp(m.noResults, 'i').test(contentText),
     archiveFormUrl: field(m.archiveInput),

@@ -13,7 +13,9 @@ export function parseAmount(text: string): number | null {
   if (!m) return null;
   const signs = [m[1], m[2], m[5], m[6]].filter(Boolean);
   if (signs.length > 1) return null;
-  const whole = (m[3] as string).replace(/\./g, '');
+  const digits = m[3];
+  if (digits === undefined) return null;
+  const whole = digits.replace(/\./g, '');
   const cents = m[4] ? (m[4].slice(1) + '0').slice(0, 2) : '00';
   const value = Number(`${whole}.${cents}`);
   return signs[0] && signs[0] !== '+' ? -value : value;
@@ -55,7 +57,7 @@ export function parseDate(text: string): string | null {
   }
   m = /^(\d{1,2})\s+([a-z]{3})[a-z]*\.?\s+(\d{4})$/.exec(t);
   if (m) {
-    const month = MONTHS.indexOf(m[2] as string);
+    const month = MONTHS.indexOf(m[2] ?? '');
     return month < 0 ? null : isoOf(Number(m[3]), month + 1, Number(m[1]));
   }
   return null;
@@ -89,14 +91,19 @@ export function todayIso(now: Date = new Date()): string {
   return `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}`;
 }
 
+/** The year, month and day of an ISO date (`2026-10-01`). */
+export function isoParts(iso: string): { y: number; m: number; d: number } {
+  return { y: Number(iso.slice(0, 4)), m: Number(iso.slice(5, 7)), d: Number(iso.slice(8, 10)) };
+}
+
 function addDays(iso: string, days: number): string {
-  const [y, m, d] = iso.split('-').map(Number) as [number, number, number];
+  const { y, m, d } = isoParts(iso);
   const t = new Date(Date.UTC(y, m - 1, d + days));
   return `${t.getUTCFullYear()}-${pad(t.getUTCMonth() + 1)}-${pad(t.getUTCDate())}`;
 }
 
 function presetPeriod(preset: PeriodPreset, today: string): Period {
-  const [y, m] = today.split('-').map(Number) as [number, number];
+  const { y, m } = isoParts(today);
   const monthStart = `${y}-${pad(m)}-01`;
   switch (preset) {
     case 'last_7_days':
@@ -115,6 +122,8 @@ function presetPeriod(preset: PeriodPreset, today: string): Period {
       return { from: `${y}-01-01`, to: today, preset };
   }
 }
+
+const isPreset = (name: string): name is PeriodPreset => PERIOD_PRESETS.some((p) => p === name);
 
 /**
  * The period a call asks for: a preset counted back from `today`, or explicit `from` and `to`
@@ -139,9 +148,9 @@ export function resolvePeriod(
   }
   const chosen = preset ?? 'last_30_days';
   if (chosen === 'custom') return 'preset custom needs from and to';
-  if (!(PERIOD_PRESETS as readonly string[]).includes(chosen))
+  if (!isPreset(chosen))
     return `preset must be one of ${PERIOD_PRESETS.join(', ')} or custom, got ${chosen}`;
-  return presetPeriod(chosen as PeriodPreset, today);
+  return presetPeriod(chosen, today);
 }
 
 /** One line of a statement as the bank plugins answer it. */

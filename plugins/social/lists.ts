@@ -38,7 +38,7 @@ function listInPage(m: Marks): ListView | null {
   const text = (e: Element | null): string => (e?.textContent ?? '').replace(/\s+/g, ' ').trim();
   const handleOf = (href: string | null): string | null => {
     const h = /^\/([A-Za-z0-9._]+)\/?$/.exec(href ?? '');
-    return h ? (h[1] as string).toLowerCase() : null;
+    return h?.[1]?.toLowerCase() ?? null;
   };
   const rows: ListRow[] = [];
   const seen = new Set<string>();

@@ -72,7 +72,7 @@ function inspectInPage(m: Marks): SocialPage {
   const text = (e: Element | null): string => (e?.textContent ?? '').trim();
   const handleOf = (href: string | null): string | null => {
     const h = /^\/([A-Za-z0-9._]+)\/?$/.exec(href ?? '');
-    return h ? (h[1] as string).toLowerCase() : null;
+    return h?.[1]?.toLowerCase() ?? null;
   };
   const path = location.pathname;
 
@@ -82,7 +82,7 @@ function inspectInPage(m: Marks): SocialPage {
     const n = new RegExp(m.badge, 'i').exec(label);
     if (!n) continue;
     // The visible label ("Messages 3"): an icon's <title> is not rendered, so not in innerText.
-    const shown = (a as HTMLElement).innerText ?? text(a);
+    const shown = a instanceof HTMLElement ? a.innerText : text(a);
     const name = (shown || label).replace(/\d+/g, '').trim().toLowerCase();
     badges[name] = Number(n[1]);
   }
@@ -111,8 +111,8 @@ function inspectInPage(m: Marks): SocialPage {
   for (const a of all(m.gridTile)) {
     if (a.closest(m.dialog)) continue;
     const href = a.getAttribute('href') ?? '';
-    const code = postRe.exec(href);
-    if (!code) continue;
+    const shortcode = postRe.exec(href)?.[1];
+    if (shortcode === undefined) continue;
     let selector = `a[href="${href}"]`;
     if (all(selector).length > 1) selector = `main ${selector}`;
     let media_type: GridTile['media_type'] = 'photo';
@@ -122,7 +122,7 @@ function inspectInPage(m: Marks): SocialPage {
     const alt = (one('img', a)?.getAttribute('alt') ?? '').trim();
     grid.push({
       href,
-      shortcode: code[1] as string,
+      shortcode,
       selector,
       media_type,
       pinned: one(m.pinnedIcon, a) !== null,

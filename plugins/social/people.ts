@@ -32,9 +32,9 @@ const SCALE: Record<string, number> = { K: 1e3, M: 1e6, B: 1e9 };
  */
 export function parseCount(text: string | null): number | null {
   const m = /(\d[\d,.]*)\s*([KMB])?(?![a-z])/i.exec(text ?? '');
-  if (!m) return null;
-  let digits = m[1] as string;
-  const unit = (m[2] ?? '').toUpperCase();
+  let digits = m?.[1];
+  if (digits === undefined) return null;
+  const unit = (m?.[2] ?? '').toUpperCase();
   // With a unit the separator is a decimal point ("1.2K", "1,2K"); without one, groups of three.
   digits = unit
     ? digits.replace(',', '.')

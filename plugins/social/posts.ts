@@ -58,7 +58,7 @@ function feedInPage(m: Marks): FeedPost[] {
   const postRe = new RegExp(m.postPath);
   const handleOf = (href: string | null): string | null => {
     const h = /^\/([A-Za-z0-9._]+)\/?$/.exec(href ?? '');
-    return h ? (h[1] as string).toLowerCase() : null;
+    return h?.[1]?.toLowerCase() ?? null;
   };
   const out: FeedPost[] = [];
   const articles = Array.from(document.querySelectorAll(m.feedArticle));
@@ -68,8 +68,9 @@ function feedInPage(m: Marks): FeedPost[] {
       postRe.test(a.getAttribute('href') ?? ''),
     );
     if (!link) continue;
-    const raw = link.getAttribute('href') as string;
-    const code = (postRe.exec(raw) as RegExpExecArray)[1] as string;
+    const raw = link.getAttribute('href') ?? '';
+    const code = postRe.exec(raw)?.[1];
+    if (code === undefined) continue;
     let selector = `a[href="${raw}"]`;
     if (document.querySelectorAll(selector).length > 1) selector = `main article ${selector}`;
     const media = article.querySelector(m.articleMedia);
@@ -97,11 +98,12 @@ function feedInPage(m: Marks): FeedPost[] {
 function postInPage(m: Marks): PostDetails | null {
   const article = document.querySelector(m.dialogArticle);
   if (!article) return null;
+  // innerText is what a person sees; an element that is not HTML (an SVG) has textContent only.
   const text = (e: Element | null | undefined): string =>
-    ((e as HTMLElement | null)?.innerText ?? e?.textContent ?? '').trim();
+    ((e instanceof HTMLElement ? e.innerText : e?.textContent) ?? '').trim();
   const handleOf = (href: string | null): string | null => {
     const h = /^\/([A-Za-z0-9._]+)\/?$/.exec(href ?? '');
-    return h ? (h[1] as string).toLowerCase() : null;
+    return h?.[1]?.toLowerCase() ?? null;
   };
   const postRe = new RegExp(m.postPath);
   const own =
@@ -110,7 +112,7 @@ function postInPage(m: Marks): PostDetails | null {
       .map((a) => postRe.exec(a.getAttribute('href') ?? '')?.[0])
       .find((p) => p !== undefined) ??
     null;
-  const code = own ? ((postRe.exec(own) as RegExpExecArray)[1] as string) : null;
+  const code = own ? (postRe.exec(own)?.[1] ?? null) : null;
 
   let likes: string | null = null;
   let views: string | null = null;

@@ -79,7 +79,7 @@ export const profilePath = (handle: string): string => `/${bareHandle(handle)}/`
 /** The handle of a profile path (`/natgeo/` → `natgeo`), or null for any other path. */
 export function handleOfPath(path: string): string | null {
   const m = /^\/([A-Za-z0-9._]+)\/?$/.exec(path);
-  return m ? (m[1] as string).toLowerCase() : null;
+  return m?.[1]?.toLowerCase() ?? null;
 }
 
 /** The site's address without a trailing slash. */

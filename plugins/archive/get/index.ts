@@ -4,10 +4,8 @@ import type { ArchivePage } from '../page-state';
 import { describePage, refuseInterstitial, settledPage } from '../page-state';
 import { SELECTORS, baseUrl, lookupUrl } from '../site';
 
-interface GetParams {
-  url?: string;
-  from_check: boolean;
-}
+/** The manifest requires url unless from_check is true. */
+type GetParams = { from_check: true; url?: string } | { from_check: false; url: string };
 
 const LIST = 'the result list of snapshots left by archive/check';
 
@@ -47,8 +45,7 @@ async function readNewest(ctx: PluginContext, list: ArchivePage, url: string | u
 export default definePlugin<GetParams>({
   async run(ctx, p) {
     if (p.from_check) return readNewest(ctx, await listFromCheck(ctx), p.url);
-    // The manifest requires url unless from_check is true.
-    const url = p.url as string;
+    const url = p.url;
     await ctx.page.goto(lookupUrl(baseUrl(ctx), url));
     const list = await settledPage(ctx);
     refuseInterstitial(list, `the archive's answer for ${url}`);

@@ -4,10 +4,8 @@ import { fillField, submitForm } from '../human';
 import { describePage, readPage, refuseInterstitial, settledPage } from '../page-state';
 import { SAVE_PASTE_PROBABILITY, SELECTORS, baseUrl, saveWaitMs } from '../site';
 
-interface SaveParams {
-  url?: string;
-  from_check: boolean;
-}
+/** The manifest requires url unless from_check is true. */
+type SaveParams = { from_check: true; url?: string } | { from_check: false; url: string };
 
 /** Time kept back from the call's deadline to read the page and answer. */
 const ANSWER_MARGIN_MS = 10_000;
@@ -84,8 +82,7 @@ export default definePlugin<SaveParams>({
     let url: string;
     if (p.from_check) url = await saveFromCheck(ctx, p.url);
     else {
-      // The manifest requires url unless from_check is true.
-      url = p.url as string;
+      url = p.url;
       await saveFromHome(ctx, url);
     }
     const message = await followSave(ctx);

@@ -13,10 +13,11 @@ const LIST_WAIT_MS = 15_000;
 export async function settledList(ctx: PluginContext): Promise<BankAPage & { list: ListView }> {
   const page = await readUntil(ctx, (p) => !p.list?.busy, LIST_WAIT_MS);
   requireState(page, WITH_MOVEMENTS);
-  if (!page.list || page.list.busy) {
+  const { list } = page;
+  if (!list || list.busy) {
     throw new SiteError('the movements list loaded', describePage(page));
   }
-  return page as BankAPage & { list: ListView };
+  return { ...page, list };
 }
 
 /**
@@ -46,7 +47,7 @@ export async function turnPage(
     const shows = list?.filterError ? `the message "${list.filterError}"` : `page ${list?.page}`;
     throw new SiteError(`page ${want} of the movements after ${label}`, `${shows} at ${page.url}`);
   }
-  return page as BankAPage & { list: ListView };
+  return { ...page, list };
 }
 
 /** The index of the first heading named as one of `names` (exact first, then its start). */

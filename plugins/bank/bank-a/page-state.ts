@@ -60,21 +60,26 @@ export interface BankAPage {
   list: ListView | null;
 }
 
-type Marks = typeof SELECTORS & typeof PATTERNS & { sections: Record<string, string> };
+type Marks = typeof SELECTORS & typeof PATTERNS & { sections: Array<[Section, string]> };
 type InPage = Omit<BankAPage, 'onSite'>;
 
 /* Runs in the page's isolated world: it may use only its argument and the DOM. */
 function inspectInPage(m: Marks): InPage {
   const one = (sel: string): Element | null => document.querySelector(sel);
+  // innerText is what a person sees; an element that is not HTML (an SVG) has textContent only.
   const text = (e: Element | null): string =>
-    ((e as HTMLElement | null)?.innerText ?? e?.textContent ?? '').replace(/\s+/g, ' ').trim();
+    ((e instanceof HTMLElement ? e.innerText : e?.textContent) ?? '').replace(/\s+/g, ' ').trim();
   const orNull = (s: string): string | null => (s === '' ? null : s);
-  const shown = (e: Element | null): boolean =>
-    !!e && (e as HTMLElement).getClientRects().length > 0;
+  const shown = (e: Element | null): boolean => !!e && e.getClientRects().length > 0;
+  /** The first match when it is an element of `type` (a button, an image), else null. */
+  const oneOf = <T extends Element>(sel: string, type: new () => T): T | null => {
+    const e = one(sel);
+    return e instanceof type ? e : null;
+  };
   const path = location.pathname;
 
   const form = one(m.loginForm);
-  const button = one(m.loginButton) as HTMLButtonElement | null;
+  const button = oneOf(m.loginButton, HTMLButtonElement);
   const login = form
     ? {
         hydrated: !!button && !button.disabled,
@@ -83,15 +88,15 @@ function inspectInPage(m: Marks): InPage {
       }
     : null;
 
-  const qr = one(m.qrImage) as HTMLImageElement | null;
+  const qr = oneOf(m.qrImage, HTMLImageElement);
   const confirmation = one(m.confirmation)
     ? { qrLoaded: !!qr && qr.complete && qr.naturalWidth > 0 }
     : null;
 
   const loggedIn = one(m.logout) !== null;
   let section: Section | null = null;
-  for (const [name, re] of Object.entries(m.sections)) {
-    if (new RegExp(re).test(path)) section = name as Section;
+  for (const [name, re] of m.sections) {
+    if (new RegExp(re).test(path)) section = name;
   }
 
   const name = one(m.productName);
@@ -114,9 +119,9 @@ function inspectInPage(m: Marks): InPage {
       .filter((cells) => cells.length > 0 && !cells.some((td) => td.colSpan > 1))
       .map((cells) => cells.map((td) => text(td)));
     const pageOf = new RegExp(m.pageOf, 'i').exec(text(one(m.pageIndicator)));
-    const next = one(m.nextButton) as HTMLButtonElement | null;
-    const previous = one(m.previousButton) as HTMLButtonElement | null;
-    const sel = one(m.periodSelect) as HTMLSelectElement | null;
+    const next = oneOf(m.nextButton, HTMLButtonElement);
+    const previous = oneOf(m.previousButton, HTMLButtonElement);
+    const sel = oneOf(m.periodSelect, HTMLSelectElement);
     const chosen = sel?.selectedOptions[0] ?? null;
     list = {
       busy: table.getAttribute('aria-busy') === 'true' || one(m.loading) !== null,
@@ -154,6 +159,11 @@ function inspectInPage(m: Marks): InPage {
   };
 }
 
+/** Each section with the pattern of its paths, for the page to test its own path against. */
+const sectionPaths = Object.keys(PATHS.sections)
+  .filter((name): name is Section => name in PATHS.sections)
+  .map((name): [Section, string] => [name, PATHS.sections[name]]);
+
 /**
  * Reads the page. A read that meets a document being replaced (a link that loads a new page)
  * is tried again once the new document has a body.
@@ -164,7 +174,7 @@ export async function readPage(ctx: PluginContext): Promise<BankAPage> {
       const raw = await ctx.page.evaluate(inspectInPage, {
         ...SELECTORS,
         ...PATTERNS,
-        sections: { ...PATHS.sections },
+        sections: sectionPaths,
       });
       return { ...raw, onSite: isOnSite(ctx, raw.url) };
     } catch (err) {

@@ -16,8 +16,8 @@ export function selectedAccount(c: Conti): { label: string; number_masked: strin
 /** The period the page shows ("Movimenti dal … al …"), ISO; null when it shows none. */
 export function shownPeriod(c: Conti): { from: string; to: string } | null {
   const m = new RegExp(PATTERNS.periodLine, 'i').exec(c.periodText ?? '');
-  const from = m ? parseDate(m[1] as string) : null;
-  const to = m ? parseDate(m[2] as string) : null;
+  const from = m?.[1] ? parseDate(m[1]) : null;
+  const to = m?.[2] ? parseDate(m[2]) : null;
   return from && to ? { from, to } : null;
 }
 
@@ -57,7 +57,9 @@ export function movementsOnPage(c: Conti, url: string): Movement[] {
     const date = parseDate(cell(col.date));
     const debit = cell(col.debit) ? parseAmount(cell(col.debit)) : null;
     const credit = cell(col.credit) ? parseAmount(cell(col.credit)) : null;
-    if (!date || (debit === null && credit === null)) {
+    // The site shows debits as positive figures in their own column.
+    const amount = debit !== null ? -Math.abs(debit) : credit !== null ? Math.abs(credit) : null;
+    if (!date || amount === null) {
       throw new SiteError(
         'a movement row with a date and an amount in Addebiti or Accrediti',
         `the row ${JSON.stringify(cells)} at ${url}`,
@@ -68,8 +70,7 @@ export function movementsOnPage(c: Conti, url: string): Movement[] {
       date,
       value_date: cell(col.value_date) ? parseDate(cell(col.value_date)) : null,
       description: cell(col.description),
-      // The site shows debits as positive figures in their own column.
-      amount: debit !== null ? -Math.abs(debit) : Math.abs(credit as number),
+      amount,
       currency,
       balance: balanceText ? parseAmount(balanceText) : null,
     });

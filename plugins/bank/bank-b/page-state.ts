@@ -55,14 +55,16 @@ function inspectInPage(m: Marks): Omit<BankBPage, 'onSite'> {
   const one = (sel: string, root: ParentNode = document): Element | null => root.querySelector(sel);
   const all = (sel: string, root: ParentNode = document): Element[] =>
     Array.from(root.querySelectorAll(sel));
+  // innerText is what a person sees; an element that is not HTML (an SVG) has textContent only.
   const text = (e: Element | null): string =>
-    e ? ((e as HTMLElement).innerText ?? e.textContent ?? '').replace(/\s+/g, ' ').trim() : '';
+    ((e instanceof HTMLElement ? e.innerText : e?.textContent) ?? '').replace(/\s+/g, ' ').trim();
   const value = (sel: string): string | null => {
-    const e = one(sel) as HTMLInputElement | null;
-    return e ? e.value : null;
+    const e = one(sel);
+    return e && 'value' in e ? String(e.value) : null;
   };
 
-  const button = one(m.loginButton) as HTMLButtonElement | null;
+  const loginButton = one(m.loginButton);
+  const button = loginButton instanceof HTMLButtonElement ? loginButton : null;
   const login = one(m.loginForm) ? { hydrated: button !== null && !button.disabled } : null;
   const notices = all(m.notice)
     .map(text)

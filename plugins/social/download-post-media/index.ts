@@ -22,13 +22,16 @@ const EXTENSIONS: Record<string, string> = {
 const SLIDE_SETTLE_MS = 600;
 
 /** Where a media's file is, or why there is none to download. */
-function whyNot(m: PostMedia): string | null {
-  if (m.url === null) return 'the site did not render this media';
+function fileOf(m: PostMedia): { url: string } | { why: string } {
+  if (m.url === null) return { why: 'the site did not render this media' };
   if (m.url.startsWith('blob:'))
-    return 'the site streams this video (blob: address), no file to download';
-  if (!/^https?:/.test(m.url)) return `its address is not a web address: ${m.url.slice(0, 40)}`;
-  return null;
+    return { why: 'the site streams this video (blob: address), no file to download' };
+  if (!/^https?:/.test(m.url))
+    return { why: `its address is not a web address: ${m.url.slice(0, 40)}` };
+  return { url: m.url };
 }
+
+const fetchable = (m: PostMedia): boolean => 'url' in fileOf(m);
 
 /**
  * The post's media with every slide's address: slides the site renders lazily are brought on
@@ -60,11 +63,11 @@ export default definePlugin({
     const { media, steps } = await allMedia(ctx, d);
     // A video played from a blob: address has no file in the DOM; the site's API answer to the
     // page (in the capture) names it, when it lists the same media.
-    const missing = media.some((m) => whyNot(m) !== null);
+    const missing = media.some((m) => !fetchable(m));
     const api = missing && d.shortcode ? await mediaFromCapture(ctx, d.shortcode) : null;
     const sourced = media.map((m) => {
       const known = api?.length === media.length ? api[m.position - 1] : undefined;
-      if (whyNot(m) === null || !known?.url || known.type !== m.type) {
+      if (fetchable(m) || !known?.url || known.type !== m.type) {
         return { ...m, source: 'page' as const };
       }
       return { ...m, url: new URL(known.url, ctx.page.url()).href, source: 'site_api' as const };
@@ -73,12 +76,12 @@ export default definePlugin({
     const files = [];
     const skipped = [];
     for (const m of sourced) {
-      const why = whyNot(m);
-      if (why) {
-        skipped.push({ position: m.position, type: m.type, reason: why });
+      const at = fileOf(m);
+      if ('why' in at) {
+        skipped.push({ position: m.position, type: m.type, reason: at.why });
         continue;
       }
-      const file = await ctx.page.fetchFile(m.url as string);
+      const file = await ctx.page.fetchFile(at.url);
       if (file.status < 200 || file.status > 299) {
         skipped.push({
           position: m.position,

@@ -66,14 +66,14 @@ async function results(ctx: PluginContext, handle: string): Promise<[string, ...
     (p) => !!p.search && !p.search.loading && (p.search.results.length > 0 || p.search.noResults),
     RESULTS_WAIT_MS,
   );
-  const found = page.search?.results ?? [];
-  if (found.length === 0) {
+  const [first, ...rest] = page.search?.results ?? [];
+  if (first === undefined) {
     const what = page.search?.noResults
       ? `"No results found." in the search panel at ${page.url}: no account matches @${handle}`
       : `an empty search panel at ${page.url}`;
     throw new SiteError(`search results for @${handle}`, what);
   }
-  return found as [string, ...string[]];
+  return [first, ...rest];
 }
 
 export default definePlugin<Params>({

@@ -8,9 +8,10 @@ type StateAnswer = Record<string, unknown> & { state: SocialState; page_url: str
 /** "283" or "1.2K" or "3M followers" as a number; null when the text holds none. */
 function countOf(text: string | null): number | null {
   const m = /([\d.,]+)\s*([KM])?/i.exec(text ?? '');
-  if (!m) return null;
-  const n = Number((m[1] as string).replace(/,/g, ''));
-  const scale = { K: 1e3, M: 1e6 }[(m[2] ?? '').toUpperCase()] ?? 1;
+  const digits = m?.[1];
+  if (digits === undefined) return null;
+  const n = Number(digits.replace(/,/g, ''));
+  const scale = { K: 1e3, M: 1e6 }[(m?.[2] ?? '').toUpperCase()] ?? 1;
   return Number.isFinite(n) ? Math.round(n * scale) : null;
 }
 

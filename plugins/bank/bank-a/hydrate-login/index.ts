@@ -23,12 +23,12 @@ const SAID: Record<string, string> = {
 
 export default definePlugin<Record<string, never>>({
   async run(ctx) {
-    const credentials: Array<[string, string | undefined]> = [
-      [CELL_SECRET, ctx.secret(CELL_SECRET)],
-      [CODE_SECRET, ctx.secret(CODE_SECRET)],
-    ];
-    const missing = credentials.filter(([, v]) => !v).map(([name]) => name);
-    if (missing.length > 0) {
+    const cell = ctx.secret(CELL_SECRET);
+    const code = ctx.secret(CODE_SECRET);
+    if (!cell || !code) {
+      const missing = [cell ? null : CELL_SECRET, code ? null : CODE_SECRET].filter(
+        (name) => name !== null,
+      );
       const verb = missing.length > 1 ? 'are' : 'is';
       return {
         success: false,
@@ -36,7 +36,6 @@ export default definePlugin<Record<string, never>>({
         missing,
       };
     }
-    const [cell, code] = credentials.map(([, v]) => v as string) as [string, string];
 
     requireState(await readPage(ctx), ['login', 'login_hydrated']);
     let page = await readUntil(ctx, (p) => stateOf(p) !== 'login', HYDRATION_WAIT_MS);

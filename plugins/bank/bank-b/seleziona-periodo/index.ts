@@ -1,7 +1,7 @@
 import type { PluginContext } from '@persona-browser/plugin-sdk';
 import { definePlugin, SiteError, clickOnScreen } from '@persona-browser/plugin-sdk';
 import type { Period, PeriodPreset } from '../../italian';
-import { resolvePeriod, toItalianDate, todayIso } from '../../italian';
+import { isoParts, resolvePeriod, toItalianDate, todayIso } from '../../italian';
 import { fillField } from '../../human';
 import { clickToPage } from '../human';
 import { shownPeriod } from '../movements';
@@ -23,7 +23,7 @@ function periodOf(p: Params): Period | string {
   const preset = dates && p.preset === DEFAULT_PRESET ? undefined : p.preset;
   const period = resolvePeriod({ preset, from: p.from, to: p.to }, todayIso());
   if (typeof period === 'string') return period;
-  const [y, m, d] = period.from.split('-').map(Number) as [number, number, number];
+  const { y, m, d } = isoParts(period.from);
   const limit = new Date(Date.UTC(y, m - 1 + MAX_MONTHS, d)).toISOString().slice(0, 10);
   if (period.to >= limit) {
     return `bank-b shows at most ${MAX_MONTHS} months at a time: ${period.from} to ${period.to} is longer`;
@@ -56,7 +56,9 @@ export default definePlugin<Params>({
   },
   async run(ctx, params) {
     requireState(await readPage(ctx), 'logged_in_conti');
-    const period = periodOf(params) as Period;
+    const period = periodOf(params);
+    // validate() refused a bad period already; only a day turning since then could differ.
+    if (typeof period === 'string') throw new Error(period);
     const from = toItalianDate(period.from);
     const to = toItalianDate(period.to);
 
