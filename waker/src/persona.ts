@@ -3,32 +3,16 @@ import type { CommitInfo, PersonaInfo, PersonaState } from '@persona-browser/con
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage } from '@persona-browser/service-kit';
 import { Activity } from './activity';
-import type { IdentitySettings } from './config';
-import type { Address, ExitInfo, InstanceHandle, RuntimeDriver } from './drivers/types';
+import type { Address, ExitInfo, InstanceHandle } from './drivers/types';
 import type { ProxyStatus } from './identity';
 import { RestartBackoff } from './persona-backoff';
 import { PersonaIdentity } from './persona-identity';
+import type { PersonaOptions } from './persona-options';
 import { PersonaLifecycle } from './persona-lifecycle';
+import { WorkerPings } from './persona-pings';
 import type { PersonaEvent } from './persona-lifecycle';
 import type { PersonaSpec } from './personas';
-import { isReady, pingWorker } from './worker-client';
-
-export interface PersonaOptions {
-  driver: RuntimeDriver;
-  logger: Logger;
-  /** Variables every worker gets (`.env`, SERVICE_KEY, COMMIT_INFO). */
-  workerEnv: Record<string, string>;
-  /** Sleepy personas: pause this long after IDLE_TIMEOUT before stopping (0: stop at once). */
-  pauseSeconds: number;
-  /** How long a start may take to reach `initialized` (a cold container, a slow disk). */
-  readyTimeoutMs: number;
-  /** Consecutive failed health checks before a running worker is restarted. */
-  healthFailures: number;
-  /** How long one health check (status) may take. */
-  healthTimeoutMs: number;
-  /** The proxy gateway, account and GeoIP service, for personas with PROXY_COUNTRY. */
-  identity?: IdentitySettings | null;
-}
+import { isReady } from './worker-client';
 
 /** A start that did not succeed; `fatal` ones (a port conflict) are never retried. */
 export class WakeError extends Error {}
@@ -71,7 +55,7 @@ export class Persona {
   private exitDuringStart: ExitInfo | null = null;
   /** Keep-alive connections to the current worker; replaced with each instance. */
   agent = new http.Agent({ keepAlive: true });
-  private pinging = false;
+  private readonly pings = new WorkerPings();
 
   constructor(
     readonly spec: PersonaSpec,
@@ -238,17 +222,15 @@ export class Persona {
   }
 
   private readCommit(handle: InstanceHandle): void {
-    this.pinging = true;
-    pingWorker(handle.address)
-      .then((ping) => {
+    this.pings.send(
+      handle.address,
+      (ping) => {
         if (this.worker?.handle !== handle) return;
         this.commit = ping.commit;
         this.identity.record(ping.proxy_errors);
-      })
-      .catch((err: unknown) => this.log.warn('ping failed', { error: errorMessage(err) }))
-      .finally(() => {
-        this.pinging = false;
-      });
+      },
+      (err) => this.log.warn('ping failed', { error: errorMessage(err) }),
+    );
   }
 
   /**
@@ -256,20 +238,17 @@ export class Persona {
    * running worker. One ping at a time; a failed one keeps the last reading.
    */
   private readProxyErrors(handle: InstanceHandle): void {
-    if (this.pinging || !this.identity.used) return;
-    this.pinging = true;
-    pingWorker(handle.address, this.opts.healthTimeoutMs + 3_000)
-      .then((ping) => {
-        if (this.worker?.handle === handle && this.state === 'running') {
-          if (this.identity.record(ping.proxy_errors)) {
-            this.log.warn('proxy failing', { proxy_errors: ping.proxy_errors });
-          }
-        }
-      })
-      .catch(() => undefined)
-      .finally(() => {
-        this.pinging = false;
-      });
+    if (this.pings.busy || !this.identity.used) return;
+    const stillRunning = (): boolean => this.worker?.handle === handle && this.state === 'running';
+    this.pings.send(
+      handle.address,
+      (ping) => {
+        if (stillRunning() && this.identity.record(ping.proxy_errors))
+          this.log.warn('proxy failing', { proxy_errors: ping.proxy_errors });
+      },
+      () => undefined,
+      this.opts.healthTimeoutMs + 3_000,
+    );
   }
 
   /** Stops the worker (an API call, or idle); the persona sleeps until a request or a wake. */

@@ -1,0 +1,21 @@
+import type { Logger } from '@persona-browser/service-kit';
+import type { IdentitySettings } from './config';
+import type { RuntimeDriver } from './drivers/types';
+
+/** What every persona of a fleet is run with. */
+export interface PersonaOptions {
+  driver: RuntimeDriver;
+  logger: Logger;
+  /** Variables every worker gets (`.env`, SERVICE_KEY, COMMIT_INFO). */
+  workerEnv: Record<string, string>;
+  /** Sleepy personas: pause this long after IDLE_TIMEOUT before stopping (0: stop at once). */
+  pauseSeconds: number;
+  /** How long a start may take to reach `initialized` (a cold container, a slow disk). */
+  readyTimeoutMs: number;
+  /** Consecutive failed health checks before a running worker is restarted. */
+  healthFailures: number;
+  /** How long one health check (status) may take. */
+  healthTimeoutMs: number;
+  /** The proxy gateway, account and GeoIP service, for personas with PROXY_COUNTRY. */
+  identity?: IdentitySettings | null;
+}
