@@ -32,7 +32,6 @@ let image: string;
 let dir: string;
 let fixture: http.Server;
 let fixturePort: number;
-let first: PersonaContainer | null = null;
 
 /** A tiny site on the host, reached from containers through host.docker.internal. */
 function startFixture(): Promise<void> {
@@ -108,6 +107,16 @@ function exitType(): unknown {
   return prefs.profile?.exit_type;
 }
 
+/** Runs one step of a longer test: a failure names the step it failed in. */
+async function step<T>(name: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (e) {
+    if (e instanceof Error) e.message = `[step ${name}] ${e.message}`;
+    throw e;
+  }
+}
+
 /** Every file and folder under `root` with its owner. */
 function owners(root: string): Array<{ file: string; uid: number }> {
   const out: Array<{ file: string; uid: number }> = [];
@@ -135,114 +144,135 @@ afterAll(async () => {
 }, 60_000);
 
 describe('persona image', () => {
-  test('a container serves status, ping, the panel and the docs from its bridge address', async () => {
-    first = await start();
-    const readyMs = await waitWorkerReady(first.url, 90_000);
-    process.stdout.write(`container start to status ready: ${readyMs} ms\n`);
+  test('one folder, two containers in turn: the first serves, sets a cookie as non-root with its sandbox and stops cleanly; the next has the cookie', async () => {
+    const c = await step(
+      '1 of 5: a container serves status, ping, the panel and the docs from its bridge address',
+      async () => {
+        const first = await start();
+        const readyMs = await waitWorkerReady(first.url, 90_000);
+        process.stdout.write(`container start to status ready: ${readyMs} ms\n`);
 
-    const status = await httpRequest(`${first.url}/api/v1/system/status`);
-    expect(status.status).toBe(200);
-    expect(status.json).toMatchObject({ initialized: true, browser_context_active: true });
+        const status = await httpRequest(`${first.url}/api/v1/system/status`);
+        expect(status.status).toBe(200);
+        expect(status.json).toMatchObject({ initialized: true, browser_context_active: true });
 
-    // Memory as `docker stats` counts it (page cache that can be dropped left out), idle.
-    await new Promise((r) => setTimeout(r, 3_000));
-    const stats = (await first.container.stats({ stream: false })) as unknown as {
-      memory_stats: { usage: number; stats: Record<string, number> };
-    };
-    const m = stats.memory_stats;
-    const cache = m.stats.total_inactive_file ?? m.stats.inactive_file ?? 0;
-    process.stdout.write(`container idle memory: ${Math.round((m.usage - cache) / 2 ** 20)} MiB\n`);
+        // Memory as `docker stats` counts it (page cache that can be dropped left out), idle.
+        await new Promise((r) => setTimeout(r, 3_000));
+        const stats = (await first.container.stats({ stream: false })) as unknown as {
+          memory_stats: { usage: number; stats: Record<string, number> };
+        };
+        const m = stats.memory_stats;
+        const cache = m.stats.total_inactive_file ?? m.stats.inactive_file ?? 0;
+        process.stdout.write(
+          `container idle memory: ${Math.round((m.usage - cache) / 2 ** 20)} MiB\n`,
+        );
 
-    const ping = await httpRequest(`${first.url}/api/v1/system/ping`, { timeoutMs: 10_000 });
-    expect(ping.status).toBe(200);
-    expect(ping.json).toMatchObject({ status: 'alive', persona: 'persona' });
+        const ping = await httpRequest(`${first.url}/api/v1/system/ping`, { timeoutMs: 10_000 });
+        expect(ping.status).toBe(200);
+        expect(ping.json).toMatchObject({ status: 'alive', persona: 'persona' });
 
-    const panel = await httpRequest(`${first.url}/`);
-    expect(panel.status).toBe(200);
-    expect(panel.headers['content-type']).toMatch(/text\/html/);
-    const docs = await httpRequest(`${first.url}/docs`);
-    expect(docs.status).toBe(200);
-    expect(docs.text).toMatch(/swagger|openapi/i);
-    // The image carries the plugins, built, and every one of them loads.
-    const plugins = await httpRequest(`${first.url}/api/v1/plugins`);
-    expect(plugins.json).toMatchObject({ success: true, skipped: [] });
-    const names = (plugins.json as { plugins: Array<{ name: string }> }).plugins.map((p) => p.name);
-    expect(names).toEqual(expect.arrayContaining(['archive/check', 'misc/news-search']));
-  });
-
-  test('a page sets a cookie; the worker runs as non-root and Chromium keeps its sandbox', async () => {
-    const c = first as PersonaContainer;
-    expect((await call(c, 'POST', '/api/v1/ops/create-page', { page_id: 'c' })).status).toBe(200);
-    const nav = await call(c, 'POST', '/api/v1/ops/c/navigate', {
-      url: `http://host.docker.internal:${fixturePort}/set?v=${COOKIE}`,
-    });
-    expect(nav.json).toMatchObject({ success: true, status_code: 200 });
-
-    const procs = containerPids(c.id).map((pid) => ({ pid, ...procInfo(pid) }));
-    const worker = procs.find((p) => p.argv.some((a) => a.endsWith('worker/dist/main.js')));
-    expect(worker).toBeDefined();
-    expect(worker?.uid).not.toBe(0);
-    const chromium = procs.filter((p) => /chromium/.test(p.argv[0] ?? ''));
-    const browser = chromium.find((p) => !p.argv.some((a) => a.startsWith('--type=')));
-    const renderers = chromium.filter((p) => p.argv.includes('--type=renderer'));
-    expect(browser).toBeDefined();
-    expect(renderers.length).toBeGreaterThan(0);
-    // Sandboxed renderers live in user and PID namespaces of their own, not the browser's.
-    for (const r of renderers) {
-      expect(r.userNs).not.toBe(browser?.userNs);
-      expect(r.pidNs).not.toBe(browser?.pidNs);
-    }
-    for (const p of chromium) {
-      expect(p.uid).not.toBe(0);
-      expect(p.argv).not.toContain('--no-sandbox');
-    }
-  });
-
-  test('docker stop closes Chromium cleanly, leaves no process, and keeps files sensibly owned', async () => {
-    const c = first as PersonaContainer;
-    const t0 = Date.now();
-    await c.container.stop();
-    const stopMs = Date.now() - t0;
-    process.stdout.write(`docker stop took ${stopMs} ms\n`);
-    const info = await c.container.inspect();
-    expect(info.State.Running).toBe(false);
-    expect(info.State.ExitCode).toBe(0);
-    // Well under the stop timeout: the worker ended by itself on SIGTERM, it was not killed.
-    expect(stopMs).toBeLessThan((STOP_TIMEOUT_S * 1000) / 2);
-    expect(exitType()).toBe('Normal');
-    expect(containerPids(c.id)).toEqual([]);
-    const logs = await containerLogs(c.container);
-    expect(logs).toMatch(/"message":"stopped"/);
-
-    // Made by root (CI), the folder was handed to the image's user as a whole; made by a user,
-    // it stays that user's. Either way one owner, not root, for every file.
-    const files = owners(dir);
-    const folderUid = fs.statSync(dir).uid;
-    expect(folderUid).not.toBe(0);
-    expect(files.filter((f) => f.uid !== folderUid)).toEqual([]);
-    expect(files.some((f) => f.file === path.join('profile', 'Default', 'Preferences'))).toBe(true);
-
-    await c.container.remove();
-    first = null;
-  });
-
-  test('a new container on the same folder still has the cookie', async () => {
-    const c = await start();
-    await waitWorkerReady(c.url, 90_000);
-    expect((await call(c, 'POST', '/api/v1/ops/create-page', { page_id: 'e' })).status).toBe(200);
-    const nav = await call(c, 'POST', '/api/v1/ops/e/navigate', {
-      url: `http://host.docker.internal:${fixturePort}/echo`,
-    });
-    expect(nav.json).toMatchObject({ success: true, status_code: 200 });
-    const page = await call(c, 'POST', '/api/v1/ops/e/extract-content');
-    expect(page.status).toBe(200);
-    expect((page.json as { content: string }).content).toContain(
-      `cookie=[persona_cookie=${COOKIE}]`,
+        const panel = await httpRequest(`${first.url}/`);
+        expect(panel.status).toBe(200);
+        expect(panel.headers['content-type']).toMatch(/text\/html/);
+        const docs = await httpRequest(`${first.url}/docs`);
+        expect(docs.status).toBe(200);
+        expect(docs.text).toMatch(/swagger|openapi/i);
+        // The image carries the plugins, built, and every one of them loads.
+        const plugins = await httpRequest(`${first.url}/api/v1/plugins`);
+        expect(plugins.json).toMatchObject({ success: true, skipped: [] });
+        const names = (plugins.json as { plugins: Array<{ name: string }> }).plugins.map(
+          (p) => p.name,
+        );
+        expect(names).toEqual(expect.arrayContaining(['archive/check', 'misc/news-search']));
+        return first;
+      },
     );
-    await c.container.stop();
-    expect(exitType()).toBe('Normal');
-    expect(containerPids(c.id)).toEqual([]);
-  });
+    await step(
+      '2 of 5: a page sets a cookie; the worker runs as non-root and Chromium keeps its sandbox',
+      async () => {
+        expect((await call(c, 'POST', '/api/v1/ops/create-page', { page_id: 'c' })).status).toBe(
+          200,
+        );
+        const nav = await call(c, 'POST', '/api/v1/ops/c/navigate', {
+          url: `http://host.docker.internal:${fixturePort}/set?v=${COOKIE}`,
+        });
+        expect(nav.json).toMatchObject({ success: true, status_code: 200 });
+
+        const procs = containerPids(c.id).map((pid) => ({ pid, ...procInfo(pid) }));
+        const worker = procs.find((p) => p.argv.some((a) => a.endsWith('worker/dist/main.js')));
+        expect(worker).toBeDefined();
+        expect(worker?.uid).not.toBe(0);
+        const chromium = procs.filter((p) => /chromium/.test(p.argv[0] ?? ''));
+        const browser = chromium.find((p) => !p.argv.some((a) => a.startsWith('--type=')));
+        const renderers = chromium.filter((p) => p.argv.includes('--type=renderer'));
+        expect(browser).toBeDefined();
+        expect(renderers.length).toBeGreaterThan(0);
+        // Sandboxed renderers live in user and PID namespaces of their own, not the browser's.
+        for (const r of renderers) {
+          expect(r.userNs).not.toBe(browser?.userNs);
+          expect(r.pidNs).not.toBe(browser?.pidNs);
+        }
+        for (const p of chromium) {
+          expect(p.uid).not.toBe(0);
+          expect(p.argv).not.toContain('--no-sandbox');
+        }
+      },
+    );
+    await step(
+      '3 of 5: docker stop closes Chromium cleanly, leaves no process, and keeps files sensibly owned',
+      async () => {
+        const t0 = Date.now();
+        await c.container.stop();
+        const stopMs = Date.now() - t0;
+        process.stdout.write(`docker stop took ${stopMs} ms\n`);
+        const info = await c.container.inspect();
+        expect(info.State.Running).toBe(false);
+        expect(info.State.ExitCode).toBe(0);
+        // Well under the stop timeout: the worker ended by itself on SIGTERM, it was not killed.
+        expect(stopMs).toBeLessThan((STOP_TIMEOUT_S * 1000) / 2);
+        expect(exitType()).toBe('Normal');
+        expect(containerPids(c.id)).toEqual([]);
+        const logs = await containerLogs(c.container);
+        expect(logs).toMatch(/"message":"stopped"/);
+
+        // Made by root (CI), the folder was handed to the image's user as a whole; made by a user,
+        // it stays that user's. Either way one owner, not root, for every file.
+        const files = owners(dir);
+        const folderUid = fs.statSync(dir).uid;
+        expect(folderUid).not.toBe(0);
+        expect(files.filter((f) => f.uid !== folderUid)).toEqual([]);
+        expect(files.some((f) => f.file === path.join('profile', 'Default', 'Preferences'))).toBe(
+          true,
+        );
+
+        await c.container.remove();
+      },
+    );
+    await step('4 of 5: a new container on the same folder still has the cookie', async () => {
+      const c = await start();
+      await waitWorkerReady(c.url, 90_000);
+      expect((await call(c, 'POST', '/api/v1/ops/create-page', { page_id: 'e' })).status).toBe(200);
+      const nav = await call(c, 'POST', '/api/v1/ops/e/navigate', {
+        url: `http://host.docker.internal:${fixturePort}/echo`,
+      });
+      expect(nav.json).toMatchObject({ success: true, status_code: 200 });
+      const page = await call(c, 'POST', '/api/v1/ops/e/extract-content');
+      expect(page.status).toBe(200);
+      expect((page.json as { content: string }).content).toContain(
+        `cookie=[persona_cookie=${COOKIE}]`,
+      );
+      await c.container.stop();
+      expect(exitType()).toBe('Normal');
+      expect(containerPids(c.id)).toEqual([]);
+    });
+    await step('5 of 5: the containers of this test are found by their labels', async () => {
+      const list = await dockerClient().listContainers({
+        all: true,
+        filters: { label: [`persona-browser.fleet=${FLEET}`, 'persona-browser.persona=alice'] },
+      });
+      expect(list.map((x) => x.Names[0])).toEqual([`/pb-${FLEET}-alice`]);
+    });
+  }, 600_000);
 
   test('a folder owned by a host user: the worker runs as that user; persona.env can opt out of the sandbox', async () => {
     const own = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-image-owned-'));
@@ -317,13 +347,5 @@ describe('persona image', () => {
     const seen = JSON.parse(out.trim()) as { uid: number; dir: string | null; node: string };
     expect(seen).toMatchObject({ uid: 0, dir: null });
     expect(seen.node).toMatch(/^22\./);
-  });
-
-  test('the containers of this test are found by their labels', async () => {
-    const list = await dockerClient().listContainers({
-      all: true,
-      filters: { label: [`persona-browser.fleet=${FLEET}`, 'persona-browser.persona=alice'] },
-    });
-    expect(list.map((c) => c.Names[0])).toEqual([`/pb-${FLEET}-alice`]);
   });
 });
