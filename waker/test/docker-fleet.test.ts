@@ -35,6 +35,16 @@ const containerOf = async (persona: string): Promise<Docker.ContainerInspectInfo
     .inspect()
     .catch(() => null);
 
+/** Runs one step of a longer test: a failure names the step it failed in. */
+async function step(name: string, body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+  } catch (e) {
+    if (e instanceof Error) e.message = `[step ${name}] ${e.message}`;
+    throw e;
+  }
+}
+
 let waker: RunningWaker;
 let env: Record<string, string>;
 let ports: Record<string, number>;
@@ -113,6 +123,7 @@ describe('waker with the docker driver', () => {
     });
     await new Promise<void>((r) => site.listen(0, '0.0.0.0', r));
     const port = (site.address() as AddressInfo).port;
+    await waker.waitState('alice', 'running', 90_000);
     const ops = `http://127.0.0.1:${ports.alice}/api/v1/ops`;
     const navigate = (url: string) =>
       call(`${ops}/host-site/navigate`, { method: 'POST', body: { url } });
@@ -231,6 +242,7 @@ describe('waker with the docker driver', () => {
   });
 
   test('a container killed from outside comes back', async () => {
+    await waker.waitState('alice', 'running', 90_000);
     const before = await containerOf('alice');
     await docker.getContainer(before?.Id as string).kill();
     await waker.waitState('alice', ['crashed', 'waking'], 15_000);
@@ -243,36 +255,41 @@ describe('waker with the docker driver', () => {
     expect(status.body.initialized).toBe(true);
   });
 
-  test('a restarted waker finds its running container again by labels', async () => {
-    const before = await containerOf('alice');
-    waker.proc.kill('SIGKILL');
-    await waker.exited;
-    expect((await containerOf('alice'))?.State.Running).toBe(true);
-    // This time sleepy personas pause first: a paused one wakes without a cold start.
-    waker = await startWaker({ ...env, WAKER_PAUSE_SECONDS: '120' });
-    const alice = await waker.persona('alice');
-    expect(alice.state).toBe('running');
-    expect((await containerOf('alice'))?.Id).toBe(before?.Id);
-    expect(waker.logs.some((l) => l.includes('worker taken over'))).toBe(true);
-  });
-
-  test('a paused persona wakes faster than a stopped one', async () => {
-    // Stopped first (an API sleep always stops; only the idle sleep pauses).
-    await call(`${waker.url}/api/personas/bob/sleep`, { method: 'POST' });
-    expect(await containerOf('bob')).toBeNull();
-    let t = performance.now();
-    const cold = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
-    const coldMs = performance.now() - t;
-    expect(cold).toMatchObject({ status: 200 });
-    await waker.waitState('bob', 'sleeping', 60_000);
-    expect((await containerOf('bob'))?.State.Paused).toBe(true);
-    t = performance.now();
-    const warm = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
-    const warmMs = performance.now() - t;
-    expect(warm).toMatchObject({ status: 200, body: { initialized: true } });
-    expect((await containerOf('bob'))?.State.Paused).toBe(false);
-    expect(warmMs).toBeLessThan(coldMs);
-  });
+  test('a restarted waker finds its running container again by labels; with pausing on, a paused persona then wakes faster than a stopped one', async () => {
+    await waker.waitState('alice', 'running', 90_000);
+    await step(
+      '1 of 2: a restarted waker finds its running container again by labels',
+      async () => {
+        const before = await containerOf('alice');
+        waker.proc.kill('SIGKILL');
+        await waker.exited;
+        expect((await containerOf('alice'))?.State.Running).toBe(true);
+        // This time sleepy personas pause first: a paused one wakes without a cold start.
+        waker = await startWaker({ ...env, WAKER_PAUSE_SECONDS: '120' });
+        const alice = await waker.persona('alice');
+        expect(alice.state).toBe('running');
+        expect((await containerOf('alice'))?.Id).toBe(before?.Id);
+        expect(waker.logs.some((l) => l.includes('worker taken over'))).toBe(true);
+      },
+    );
+    await step('2 of 2: a paused persona wakes faster than a stopped one', async () => {
+      // Stopped first (an API sleep always stops; only the idle sleep pauses).
+      await call(`${waker.url}/api/personas/bob/sleep`, { method: 'POST' });
+      expect(await containerOf('bob')).toBeNull();
+      let t = performance.now();
+      const cold = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
+      const coldMs = performance.now() - t;
+      expect(cold).toMatchObject({ status: 200 });
+      await waker.waitState('bob', 'sleeping', 60_000);
+      expect((await containerOf('bob'))?.State.Paused).toBe(true);
+      t = performance.now();
+      const warm = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
+      const warmMs = performance.now() - t;
+      expect(warm).toMatchObject({ status: 200, body: { initialized: true } });
+      expect((await containerOf('bob'))?.State.Paused).toBe(false);
+      expect(warmMs).toBeLessThan(coldMs);
+    });
+  }, 300_000);
 
   test('stopping the waker removes every container of the fleet', async () => {
     expect((await fleetContainers()).length).toBeGreaterThan(0);
