@@ -265,22 +265,21 @@ export class ManagedPage {
    */
   private callFor(name: string, opts: RunOptions): Call {
     const tolerant = opts.navigation || opts.anyState;
-    const signal = tolerant
-      ? this.closing.signal
-      : AbortSignal.any([this.closing.signal, this.unusable.signal]);
+    // Handed to the call as they are: the call joins them with its deadline in one signal.
+    const signals = tolerant ? [this.closing.signal] : [this.closing.signal, this.unusable.signal];
     if (opts.navigation) {
       const s = this.timing.navigationTimeoutMs / 1000;
       return new Call(
         opts.deadlineMs ?? navigationDeadlineMs(this.timing),
         () => new Timeout(`Navigation exceeded ${s} s`, this.id),
-        [signal],
+        signals,
       );
     }
     const deadlineMs = opts.deadlineMs ?? this.timing.callDeadlineMs;
     return new Call(
       deadlineMs,
       () => new CallStopped(`${name} stopped at its deadline of ${deadlineMs / 1000} s`, this.id),
-      [signal],
+      signals,
     );
   }
 
