@@ -1,7 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 import { errorMessage } from '../errors';
 import type { RequestLog, RequestRow } from '../log/request-log';
-import { randomHex } from '../util';
 
 const API = '/api/v1/';
 const SYSTEM = '/api/v1/system/';
@@ -23,14 +23,24 @@ export interface Activity {
   idle_seconds: number | null;
 }
 
+/** A request between its start and its end, and its start row while that waits to be written. */
+interface OpenRequest {
+  row: RequestRow;
+  started: number;
+  startRow: NodeJS.Immediate | null;
+}
+
 /**
  * Writes the start and end rows of every client request outside /system/ and keeps the
- * activity numbers that ping reports. The end row is written as soon as the response has been
- * handed to the socket, even if the client already hung up; requests still open at shutdown get
- * an end row without status.
+ * activity numbers that ping reports. The start row is written at the request's first pause
+ * (while the browser works, say) rather than before its work begins, so the disk never holds
+ * the call up; a request answered without a pause writes it just before its reply, so a client
+ * always finds it in the log. The end row is written as soon as
+ * the response has been handed to the socket, even if the client already hung up; requests
+ * still open at shutdown get an end row without status.
  */
 export class RequestTracker {
-  private readonly open = new Map<string, { row: RequestRow; started: number }>();
+  private readonly open = new Map<string, OpenRequest>();
   private lastFinished = Date.now();
 
   private logFailing = false;
@@ -56,10 +66,22 @@ export class RequestTracker {
         next();
         return;
       }
-      const row: RequestRow = { id: randomHex(4), method: req.method, path, ...classify(path) };
-      this.open.set(row.id, { row, started: performance.now() });
-      this.write(() => this.log.start(row));
-      this.onEnd(res, () => this.finish(row.id, res.statusCode));
+      // 8 random hex digits: a random UUID starts with 32 random bits, drawn from a pool node
+      // fills in batches rather than a call into the system's random source for every request.
+      const row: RequestRow = {
+        id: randomUUID().slice(0, 8),
+        method: req.method,
+        path,
+        ...classify(path),
+      };
+      const entry: OpenRequest = { row, started: performance.now(), startRow: null };
+      entry.startRow = setImmediate(() => this.writeStart(entry));
+      this.open.set(row.id, entry);
+      this.onEnd(
+        res,
+        () => this.writeStart(entry),
+        () => this.finish(row.id, res.statusCode),
+      );
       next();
     };
   }
@@ -76,7 +98,16 @@ export class RequestTracker {
     this.open.delete(id);
     this.lastFinished = Date.now();
     const ms = performance.now() - entry.started;
+    this.writeStart(entry);
     this.write(() => this.log.end(entry.row, status, ms));
+  }
+
+  /** The request's start row, unless it is written already. */
+  private writeStart(entry: OpenRequest): void {
+    if (entry.startRow === null) return;
+    clearImmediate(entry.startRow);
+    entry.startRow = null;
+    this.write(() => this.log.start(entry.row));
   }
 
   /** A log that cannot be written (disk full…) never fails the request; reported once a spell. */
@@ -91,10 +122,10 @@ export class RequestTracker {
   }
 
   /**
-   * Runs `done` once, right after the response is handed over (so the client does not wait
-   * for it), whether or not the socket is alive.
+   * Runs `before` once, right before the response is handed over, and `done` right after it (so
+   * the client does not wait for it), whether or not the socket is alive.
    */
-  private onEnd(res: Response, done: () => void): void {
+  private onEnd(res: Response, before: () => void, done: () => void): void {
     // Not the `finish` or `close` events: `finish` never comes once the client hung up, and
     // `close` comes as it hangs up, long before the work ends and the status is known.
     const end = res.end.bind(res);
@@ -102,6 +133,7 @@ export class RequestTracker {
     const wrapped = (...args: Parameters<typeof end>): Response => {
       if (called) return end(...args);
       called = true;
+      before();
       try {
         return end(...args);
       } finally {
