@@ -4,6 +4,7 @@ import { answerWrongMethod } from '@persona-browser/service-kit';
 import { BadRequest } from '../errors';
 import type { Authenticator } from './auth';
 import { ResponseCheck } from './response-check';
+import { sendJson } from './send-json';
 import type { Body, Method, Route } from './route';
 
 export interface MountDeps {
@@ -62,7 +63,7 @@ export function mount(router: Router, routes: Route[], deps: MountDeps): void {
           navigator,
         });
         if (def.raw) return;
-        res.json({ success: true, page_id: pageId, ...(result ?? {}) });
+        sendJson(res, { success: true, page_id: pageId, ...(result ?? {}) });
       });
     }
   }

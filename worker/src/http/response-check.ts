@@ -10,6 +10,9 @@ const fieldOf = (body: unknown, name: string): unknown => (isRecord(body) ? body
 /** The success schema the route that answers a response declares (see `declare`). */
 const declared = new WeakMap<Response, Joi.Schema | undefined>();
 
+/** The check of each watched response: the body to send in place of the one given. */
+const vetters = new WeakMap<Response, (body: unknown) => unknown>();
+
 /**
  * Under VALIDATE_RESPONSES (the test suite sets it), every JSON body the worker sends is checked
  * against the schema the OpenAPI document declares for it: a route's `response` for a success,
@@ -39,8 +42,9 @@ export class ResponseCheck {
   }
 
   /**
-   * The app-level middleware for /api/: wraps res.json before any route or error handler runs,
-   * so errors raised before a route matched (bad JSON, unknown routes) are checked too.
+   * The app-level middleware for /api/: watches every response before any route or error
+   * handler runs, so errors raised before a route matched (bad JSON, unknown routes) are checked
+   * too, whether they are sent by res.json or by sendJson.
    */
   middleware(): RequestHandler {
     return (req, res, next) => {
@@ -54,28 +58,41 @@ export class ResponseCheck {
     declared.set(res, schema);
   }
 
+  /**
+   * The body `res` sends for `body`: the body itself, or, when the check watches `res` and the
+   * body does not match its schema, the 500 envelope that replaces it (the status is set).
+   */
+  static vetted(res: Response, body: unknown): unknown {
+    const vet = vetters.get(res);
+    return vet ? vet(body) : body;
+  }
+
   private watch(res: Response, path: string): void {
+    const vet = (body: unknown): unknown => this.vet(res, path, body);
+    vetters.set(res, vet);
     const json = res.json.bind(res);
-    res.json = (body: unknown) => {
-      const success = res.statusCode === 200 && fieldOf(body, 'success') !== false;
-      // A success of something that is not a route of a table (the OpenAPI document) is not ours
-      // to check; its errors still are.
-      if (success && !declared.has(res)) return json(body);
-      const schema = ResponseCheck.schemaFor(res.statusCode, body, declared.get(res));
-      const why = ResponseCheck.mismatch(schema, body);
-      if (why === null) return json(body);
-      this.logger.error('response does not match its declared schema', {
-        path,
-        status: res.statusCode,
-        why,
-      });
-      const pageId = fieldOf(body, 'page_id');
-      res.status(500);
-      return json({
-        success: false,
-        error: `Response did not match its declared schema: ${why}`,
-        page_id: typeof pageId === 'string' ? pageId : null,
-      });
+    res.json = (body: unknown) => json(vet(body));
+  }
+
+  private vet(res: Response, path: string, body: unknown): unknown {
+    const success = res.statusCode === 200 && fieldOf(body, 'success') !== false;
+    // A success of something that is not a route of a table (the OpenAPI document) is not ours
+    // to check; its errors still are.
+    if (success && !declared.has(res)) return body;
+    const schema = ResponseCheck.schemaFor(res.statusCode, body, declared.get(res));
+    const why = ResponseCheck.mismatch(schema, body);
+    if (why === null) return body;
+    this.logger.error('response does not match its declared schema', {
+      path,
+      status: res.statusCode,
+      why,
+    });
+    const pageId = fieldOf(body, 'page_id');
+    res.status(500);
+    return {
+      success: false,
+      error: `Response did not match its declared schema: ${why}`,
+      page_id: typeof pageId === 'string' ? pageId : null,
     };
   }
 }

@@ -1,0 +1,157 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
+import express from 'express';
+import Joi from 'joi';
+import winston from 'winston';
+import { Navigator } from '../src/browser/navigator';
+import { Authenticator } from '../src/http/auth';
+import { errorHandler } from '../src/http/error-handler';
+import { mount } from '../src/http/mount';
+import { ResponseCheck } from '../src/http/response-check';
+import type { Route } from '../src/http/route';
+import { route } from '../src/http/route';
+import { envelope } from '../src/http/schemas';
+import { createLogger } from '@persona-browser/service-kit';
+
+/**
+ * A route's success reply as bytes on the wire, through the route layer and the response check
+ * the test suite runs with: a reply the size of a page's HTML, in several scripts, arrives whole
+ * with its length in bytes and a JSON type in UTF-8; HEAD gets a GET's headers and no body; a
+ * success that does not match its declared schema is still caught.
+ */
+
+const KEY = 'json-reply-key';
+/** About 200 kB of text in one-, two-, three- and four-byte UTF-8 characters. */
+const TEXT = 'Grüße aus Köln — 東京の夜景 🌃 <p class="x">\n'.repeat(5_000);
+
+const routes: Route[] = [
+  route({
+    name: 'big',
+    method: 'get',
+    path: '/api/v1/test/big',
+    auth: true,
+    tag: 'Test',
+    summary: 'a large reply',
+    response: envelope({ text: Joi.string().required() }),
+    handler: async () => ({ text: TEXT }),
+  }),
+  route({
+    name: 'wrong',
+    method: 'post',
+    path: '/api/v1/test/wrong',
+    auth: true,
+    tag: 'Test',
+    summary: 'a success that breaks its own schema',
+    response: envelope({ count: Joi.number().integer().required() }),
+    handler: async () => ({ count: 'many' }),
+  }),
+];
+
+const logLines: Array<Record<string, unknown>> = [];
+let server: http.Server;
+let port: number;
+
+beforeAll(async () => {
+  const logger = createLogger({ secrets: [KEY], level: 'info' });
+  const stream = new PassThrough();
+  stream.on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n').filter(Boolean))
+      logLines.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  for (const t of logger.transports) t.silent = true;
+  logger.add(new winston.transports.Stream({ stream }));
+  // The routes here address no page: the navigator is handed over, never started.
+  const navigator = new Navigator({
+    executablePath: '/nonexistent',
+    profileDir: '/nonexistent',
+    display: null,
+    slowmoMs: 0,
+    logger,
+  });
+  const app = express();
+  app.set('etag', false);
+  app.use(new ResponseCheck(logger).middleware());
+  app.use(express.json());
+  const router = express.Router();
+  mount(router, routes, { navigator, auth: new Authenticator(KEY) });
+  app.use(router);
+  app.use(errorHandler(logger));
+  server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+interface Raw {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  bytes: Buffer;
+}
+
+/** One request, answered as the bytes that came over the socket. */
+function raw(method: string, path: string): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, method, path, headers: { authorization: `Bearer ${KEY}` } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            bytes: Buffer.concat(chunks),
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('a large reply arrives whole: its Content-Length counts bytes, its type is JSON in UTF-8', async () => {
+  const r = await raw('GET', '/api/v1/test/big');
+  expect(r.status).toBe(200);
+  expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(r.headers['content-length']).toBe(String(r.bytes.length));
+  const text = r.bytes.toString('utf8');
+  // Many characters take more than one byte: a length in characters would cut the reply short.
+  expect(r.bytes.length).toBeGreaterThan(text.length + 50_000);
+  expect(JSON.parse(text)).toEqual({ success: true, page_id: null, text: TEXT });
+  expect(r.headers.etag).toBeUndefined();
+});
+
+test('HEAD answers the headers a GET would, without a body', async () => {
+  const get = await raw('GET', '/api/v1/test/big');
+  const head = await raw('HEAD', '/api/v1/test/big');
+  expect(head.status).toBe(200);
+  expect(head.headers['content-type']).toBe(get.headers['content-type']);
+  expect(head.headers['content-length']).toBe(get.headers['content-length']);
+  expect(head.bytes.length).toBe(0);
+});
+
+test('a success that does not match its declared schema is replaced by a logged 500', async () => {
+  const r = await raw('POST', '/api/v1/test/wrong');
+  expect(r.status).toBe(500);
+  expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(r.headers['content-length']).toBe(String(r.bytes.length));
+  expect(JSON.parse(r.bytes.toString('utf8'))).toEqual({
+    success: false,
+    error: expect.stringMatching(/^Response did not match its declared schema: .*count/),
+    page_id: null,
+  });
+  expect(logLines).toContainEqual(
+    expect.objectContaining({
+      message: 'response does not match its declared schema',
+      path: '/api/v1/test/wrong',
+      status: 200,
+    }),
+  );
+});
