@@ -102,7 +102,11 @@ afterAll(async () => {
   }
 }, 180_000);
 
-let firstImage: string;
+/** The image the fleet runs once it is healthy on the checkout's HEAD. */
+async function imageOnHead(): Promise<string> {
+  await sup.waitFor('healthy', idleOn(repo.head()), 20 * 60_000);
+  return personaImage();
+}
 
 test(
   'the fleet comes up on the image docker compose built, named by its content, not built again',
@@ -110,7 +114,7 @@ test(
     const head = repo.head();
     const s = await sup.waitFor('healthy', idleOn(head), 20 * 60_000);
     expect(await pingHash()).toBe(head);
-    firstImage = await personaImage();
+    const firstImage = await personaImage();
     expect(firstImage).toMatch(new RegExp(`^${IMAGE_REPO}:src-[0-9a-f]{12}$`));
     // One build: the content-named tag is compose's image itself.
     expect(await imageId(firstImage)).toBe(await imageId(COMPOSE_IMAGE));
@@ -128,26 +132,28 @@ test(
 test(
   'a commit that changes nothing the image holds (a test file) reuses the image',
   async () => {
+    const before = await imageOnHead();
     // Tests stay out of the image (.dockerignore): this commit maps to the same content.
     const next = repo.push('Tests: a note', { 'worker/test/note.txt': 'A note.\n' });
     const s = await sup.waitFor('updated', idleOn(next), 5 * 60_000);
     expect(s.last_update).toMatchObject({ to: next, result: 'ok' });
     expect(s.last_update?.timings.image).toBeUndefined();
     expect(await pingHash()).toBe(next);
-    expect(await personaImage()).toBe(firstImage);
+    expect(await personaImage()).toBe(before);
   },
-  6 * 60_000,
+  26 * 60_000,
 );
 
 test(
   'a commit that changes the worker builds a new image, which the containers run',
   async () => {
+    const before = await imageOnHead();
     const next = repo.push('Worker: a comment', { [MAIN]: marked(original, 'in the image') });
     const s = await sup.waitFor('updated', idleOn(next), 15 * 60_000);
     expect(s.last_update?.timings.image).toEqual(expect.any(Number));
     expect(await pingHash()).toBe(next);
     const image = await personaImage();
-    expect(image).not.toBe(firstImage);
+    expect(image).not.toBe(before);
     expect(image).toMatch(new RegExp(`^${IMAGE_REPO}:src-[0-9a-f]{12}$`));
     // Compose's image holds the old content: it was not taken, a new one was built.
     expect(await imageId(image)).not.toBe(await imageId(COMPOSE_IMAGE));
@@ -163,17 +169,22 @@ test(
     ]);
     expect(`${IMAGE_REPO}:src-${recorded.trim().slice(0, 12)}`).toBe(image);
   },
-  16 * 60_000,
+  36 * 60_000,
 );
 
-test('the update route of a persona in its container reaches the supervisor', async () => {
-  // The worker touches the file in its image; the waker's front door touches the checkout's.
-  const r = await call(`http://127.0.0.1:${personaPort}/api/v1/system/update`);
-  expect(r.status).toBe(200);
-  await sup.waitFor(
-    'the trigger seen',
-    (s) => s.log.some((l) => l.message.startsWith('update trigger found')),
-    30_000,
-  );
-  expect(fs.existsSync(path.join(repo.checkout, '.update-trigger'))).toBe(false);
-}, 60_000);
+test(
+  'the update route of a persona in its container reaches the supervisor',
+  async () => {
+    await imageOnHead();
+    // The worker touches the file in its image; the waker's front door touches the checkout's.
+    const r = await call(`http://127.0.0.1:${personaPort}/api/v1/system/update`);
+    expect(r.status).toBe(200);
+    await sup.waitFor(
+      'the trigger seen',
+      (s) => s.log.some((l) => l.message.startsWith('update trigger found')),
+      30_000,
+    );
+    expect(fs.existsSync(path.join(repo.checkout, '.update-trigger'))).toBe(false);
+  },
+  21 * 60_000,
+);
