@@ -17,6 +17,7 @@ import {
   sleep,
   startWaker,
 } from '@persona-browser/testkit/waker';
+import { step } from '@persona-browser/testkit/steps';
 
 /**
  * The waker with the `docker` driver against the real engine: one container per persona, found
@@ -34,16 +35,6 @@ const containerOf = async (persona: string): Promise<Docker.ContainerInspectInfo
     .getContainer(`pb-${FLEET}-${persona}`)
     .inspect()
     .catch(() => null);
-
-/** Runs one step of a longer test: a failure names the step it failed in. */
-async function step(name: string, body: () => Promise<void>): Promise<void> {
-  try {
-    await body();
-  } catch (e) {
-    if (e instanceof Error) e.message = `[step ${name}] ${e.message}`;
-    throw e;
-  }
-}
 
 let waker: RunningWaker;
 let env: Record<string, string>;

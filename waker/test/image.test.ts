@@ -23,6 +23,7 @@ import {
   waitWorkerReady,
 } from '@persona-browser/testkit/image';
 import type { PersonaContainer } from '@persona-browser/testkit/image';
+import { step } from '@persona-browser/testkit/steps';
 
 const KEY = 'image-test-key';
 const FLEET = `imgtest-${process.pid}-${crypto.randomBytes(3).toString('hex')}`;
@@ -105,16 +106,6 @@ function exitType(): unknown {
     fs.readFileSync(path.join(dir, 'profile', 'Default', 'Preferences'), 'utf8'),
   ) as { profile?: { exit_type?: unknown } };
   return prefs.profile?.exit_type;
-}
-
-/** Runs one step of a longer test: a failure names the step it failed in. */
-async function step<T>(name: string, body: () => Promise<T>): Promise<T> {
-  try {
-    return await body();
-  } catch (e) {
-    if (e instanceof Error) e.message = `[step ${name}] ${e.message}`;
-    throw e;
-  }
 }
 
 /** Every file and folder under `root` with its owner. */
