@@ -155,8 +155,72 @@ interface PoolBody {
   pages: { page_id: string; url: string; title: string }[];
 }
 
-test('loads from the worker alone, shows the running browser and links to the API docs', async () => {
+/** Each test starts from an empty pool of a running browser, whatever an earlier one left. */
+beforeEach(async () => {
+  const status = await w.call<{ initialized: boolean }>('GET', '/api/v1/system/status');
+  if (!status.body.initialized) await w.call('GET', '/api/v1/system/start');
+  const pool = await w.call<PoolBody>('GET', '/api/v1/system/status/pages', { auth: false });
+  for (const p of pool.body.pages) {
+    await w.call('DELETE', `/api/v1/ops/${encodeURIComponent(p.page_id)}/destroy-page`);
+  }
+});
+
+/** A page created through the API, for a test about something else than creating it. */
+async function createPage(id: string): Promise<void> {
+  const r = await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: id } });
+  expect(r.status).toBe(200);
+}
+
+/**
+ * The panel freshly loaded, with the key the browser remembers (the key card keeps it in the
+ * origin's localStorage) set to `key`, or none. The storage is set from another document of
+ * the worker's origin first, so the panel never runs with what an earlier test left there.
+ */
+async function openPanel(key: string | null): Promise<void> {
+  await page.goto(`${w.url}/api/v1/system/ping`, { waitUntil: 'load' });
+  await page.evaluate((k: string | null) => {
+    if (k === null) localStorage.clear();
+    else localStorage.setItem('persona-browser.api-key', k);
+  }, key);
   await page.goto(`${w.url}/`, { waitUntil: 'load' });
+  await page.waitForSelector(
+    key === null ? '#key-form:not([hidden])' : '#key-saved:not([hidden])',
+    {
+      timeout: WAIT_MS,
+    },
+  );
+  await page.waitForFunction(
+    () => document.getElementById('nav-summary')!.textContent === 'Running',
+    { timeout: WAIT_MS },
+  );
+}
+
+/** The panel with the key saved and page `id` chosen in its list (clicked, as a person does). */
+async function openPanelOn(id: string): Promise<void> {
+  await openPanel(KEY);
+  await page.waitForFunction(
+    (pid: string) =>
+      Array.from(document.querySelectorAll<HTMLTableRowElement>('#pool-body tr')).some(
+        (r) => r.dataset.pageId === pid,
+      ),
+    { timeout: WAIT_MS },
+    id,
+  );
+  await page.evaluate((pid: string) => {
+    Array.from(document.querySelectorAll<HTMLTableRowElement>('#pool-body tr'))
+      .find((r) => r.dataset.pageId === pid)!
+      .click();
+  }, id);
+  await page.waitForFunction(
+    (pid: string) => document.getElementById('chosen-id')!.textContent === pid,
+    { timeout: WAIT_MS },
+    id,
+  );
+}
+
+test('loads from the worker alone, shows the running browser and links to the API docs', async () => {
+  const from = requests.length;
+  await openPanel(null);
   await page.waitForFunction(
     () =>
       document.getElementById('nav-summary')!.textContent === 'Running' &&
@@ -175,13 +239,15 @@ test('loads from the worker alone, shows the running browser and links to the AP
     expect((await w.call('GET', href, { auth: false })).status).toBe(200);
   }
 
-  const urls = requests.map((r) => r.url);
+  const urls = requests.slice(from).map((r) => r.url);
   expect(urls).toEqual(expect.arrayContaining([`${w.url}/panel.js`, `${w.url}/panel.css`]));
   expect(urls.some((u) => u.endsWith('/api/v1/system/status/pages'))).toBe(true);
-  expect(offLoopback()).toEqual([]);
+  expect(offLoopback(requests.slice(from))).toEqual([]);
 });
 
 test('a wrong key is answered "Invalid API key" and is not kept', async () => {
+  await openPanel(null);
+  const from = requests.length;
   await typeInto('#key-input', 'not-the-key');
   await page.click('#key-save');
   await waitMessage('Invalid API key');
@@ -190,7 +256,7 @@ test('a wrong key is answered "Invalid API key" and is not kept', async () => {
     expect.arrayContaining([expect.stringContaining('Invalid API key')]),
   );
   expect(await disabled('#create-btn')).toBe(true);
-  const sent = requests.filter((r) => r.authorization !== undefined);
+  const sent = requests.slice(from).filter((r) => r.authorization !== undefined);
   expect(sent.length).toBeGreaterThan(0);
   expect(sent.every((r) => r.authorization === 'Bearer not-the-key')).toBe(true);
   // Nothing of the wrong key survives a reload.
@@ -199,7 +265,8 @@ test('a wrong key is answered "Invalid API key" and is not kept', async () => {
 });
 
 test('the right key is accepted, sent as a bearer token and remembered across reloads', async () => {
-  // The person is still on the page where the wrong key was refused.
+  // The person is on the page where a wrong key was just refused.
+  await openPanel(null);
   await typeInto('#key-input', 'not-the-key');
   await page.click('#key-save');
   await waitMessage('Invalid API key');
@@ -223,6 +290,7 @@ test('the right key is accepted, sent as a bearer token and remembered across re
 });
 
 test('creating a page from the form lists it, and a duplicate shows the API error', async () => {
+  await openPanel(KEY);
   await typeInto('#create-id', 'panel-a');
   await page.click('#create-btn');
   await waitMessage('Page panel-a created');
@@ -243,6 +311,9 @@ test('creating a page from the form lists it, and a duplicate shows the API erro
 });
 
 test('navigating through the form shows the fixture title and a live screenshot', async () => {
+  await createPage('panel-a');
+  await openPanelOn('panel-a');
+  maxShotsInFlight = shotsInFlight;
   // The API's own validation message reaches the user.
   await typeInto('#nav-url', 'example.com');
   await page.click('#nav-btn');
@@ -290,6 +361,8 @@ test('navigating through the form shows the fixture title and a live screenshot'
 test('a page title is shown as text, never parsed as HTML', async () => {
   const title = '<img src=x onerror="window.__pwned=1"><b>bold</b>';
   const html = `<title>${title.replace(/</g, '&lt;').replace(/>/g, '&gt;')}</title><p>x</p>`;
+  await createPage('panel-a');
+  await openPanelOn('panel-a');
   await typeInto('#nav-url', `data:text/html,${encodeURIComponent(html)}`);
   await page.click('#nav-btn');
   await waitRow('panel-a', 'title', title, NAV_WAIT_MS);
@@ -300,6 +373,9 @@ test('a page title is shown as text, never parsed as HTML', async () => {
 });
 
 test('destroying from the form removes the page; destroying it again shows "Page not found"', async () => {
+  await createPage('panel-a');
+  await openPanelOn('panel-a');
+  expect(await page.$eval('#destroy-id', (e) => (e as HTMLInputElement).value)).toBe('panel-a');
   await page.click('#destroy-btn');
   await waitMessage('Page panel-a destroyed');
   await page.waitForFunction(
@@ -325,11 +401,14 @@ test('destroying from the form removes the page; destroying it again shows "Page
 
 test('page ids are encoded in URLs', async () => {
   const id = 'a/b ?#%';
-  await typeInto('#create-id', id);
-  await page.click('#create-btn');
+  await createPage(id);
+  const from = requests.length;
+  await openPanelOn(id);
   await waitRow(id, 'state', 'idle');
   const shotUrl = `${w.url}/api/v1/ops/${encodeURIComponent(id)}/screenshot`;
-  await until('a screenshot of the odd id', () => requests.some((r) => r.url === shotUrl));
+  await until('a screenshot of the odd id', () =>
+    requests.slice(from).some((r) => r.url === shotUrl),
+  );
   await page.waitForFunction(
     () => (document.getElementById('shot-img') as HTMLImageElement).naturalWidth > 0,
     { timeout: WAIT_MS },
@@ -339,7 +418,11 @@ test('page ids are encoded in URLs', async () => {
 });
 
 test('a stopped browser is reported plainly and Start brings it back', async () => {
-  // One page is open (the previous test's), so Stop asks first.
+  // One page is open, so Stop asks first.
+  await createPage('panel-a');
+  await openPanel(KEY);
+  await waitRow('panel-a', 'state', 'idle');
+  const asked = dialogs.length;
   await page.click('#stop-btn');
   await page.waitForFunction(
     () =>
@@ -348,7 +431,7 @@ test('a stopped browser is reported plainly and Start brings it back', async () 
       document.getElementById('nav-summary')!.textContent.startsWith('Stopped'),
     { timeout: WAIT_MS },
   );
-  expect(dialogs).toEqual(['Stop the browser? 1 page will be closed.']);
+  expect(dialogs.slice(asked)).toEqual(['Stop the browser? 1 page will be closed.']);
   await waitMessage('Navigator stopped');
   expect(await page.$eval('#pool-body', (e) => e.children.length)).toBe(0);
   const status = await w.call<{ initialized: boolean }>('GET', '/api/v1/system/status');
@@ -370,6 +453,8 @@ test('a stopped browser is reported plainly and Start brings it back', async () 
 });
 
 test('"Forget key" asks for the key again, also after a reload', async () => {
+  await openPanel(KEY);
+  expect(await disabled('#create-btn')).toBe(false);
   await page.click('#key-forget');
   await page.waitForSelector('#key-form:not([hidden])', { timeout: WAIT_MS });
   expect(await disabled('#create-btn')).toBe(true);
