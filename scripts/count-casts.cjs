@@ -12,8 +12,11 @@ const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const ts = require('typescript');
 
-/** At most this many casts in shipped code. */
-const LIMIT = 60;
+/**
+ * At most this many casts in shipped code: a ratchet a little above today's count (4), so a new
+ * cast needs its reason and a place under the limit, and the typing won so far is kept.
+ */
+const LIMIT = 10;
 
 const SHIPPED = /^([^/]+\/src\/.+|plugins\/.+)\.ts$/;
 const TEST_FOLDER = /(^|\/)(test|tests|__tests__|testkit)\//;
