@@ -39,6 +39,17 @@ async function pingHash(): Promise<string | null> {
   return r.status === 200 ? (r.body.commit?.hash ?? null) : null;
 }
 
+/**
+ * The fleet up, idle and healthy on the checkout's HEAD: where each update test starts, so none
+ * relies on an earlier test having waited for the bring-up or for the last update to end.
+ */
+const settled = (): Promise<SupervisorStatus> =>
+  sup.waitFor(
+    'idle and healthy on HEAD',
+    (x) => x.healthy_commit === repo.head() && x.state === 'idle' && x.waker.running,
+    180_000,
+  );
+
 const updatedTo = (hash: string, result: string) => (s: SupervisorStatus) =>
   s.last_update?.to === hash && s.last_update.result === result && s.state === 'idle';
 
@@ -92,6 +103,7 @@ test('the fleet comes up on the checkout and its commit is the healthy one', asy
 }, 180_000);
 
 test('a good commit pushed is fetched, built, restarted and passes the gate', async () => {
+  await settled();
   const good = repo.push('Worker: a comment', { [MAIN]: marked(original, 'update one') });
   const s = await sup.waitFor('updated', updatedTo(good, 'ok'));
   expect(repo.head()).toBe(good);
@@ -112,6 +124,7 @@ test('a good commit pushed is fetched, built, restarted and passes the gate', as
 }, 240_000);
 
 test('a worker that exits at start is rolled back, remembered and not tried again', async () => {
+  await settled();
   const good = repo.head();
   const bad = repo.push('Worker: exits at start', { [MAIN]: BREAK.exitsAtStart(original) });
   const s = await sup.waitFor('rolled back', updatedTo(bad, 'rolled_back'));
@@ -134,6 +147,7 @@ test('a worker that exits at start is rolled back, remembered and not tried agai
 }, 240_000);
 
 test('a worker that never becomes initialized is rolled back after HEALTH_TIMEOUT', async () => {
+  await settled();
   const good = repo.head();
   const bad = repo.push('Worker: never starts its browser', {
     [MAIN]: BREAK.neverInitialized(original),
@@ -148,6 +162,7 @@ test('a worker that never becomes initialized is rolled back after HEALTH_TIMEOU
 }, 240_000);
 
 test('two commits pushed in quick succession end on the newest', async () => {
+  await settled();
   const first = repo.push('Worker: first of two', { [MAIN]: marked(original, 'two: a') });
   const second = repo.push('Worker: second of two', { [MAIN]: marked(original, 'two: b') });
   expect(first).not.toBe(second);
@@ -162,8 +177,8 @@ test('two commits pushed in quick succession end on the newest', async () => {
 }, 300_000);
 
 test('a commit that does not build is rolled back, and the waker running is kept', async () => {
+  const wakerPid = (await settled()).waker.pid;
   const good = repo.head();
-  const wakerPid = (await sup.status()).waker.pid;
   const bad = repo.push('Worker: does not compile', {
     [MAIN]: `${original}\nexport const BROKEN: number = 'text';\n`,
   });
@@ -180,6 +195,7 @@ test('a commit that does not build is rolled back, and the waker running is kept
 }, 240_000);
 
 test('a rollback that fails too halts, says so, and tries nothing until the trigger', async () => {
+  await settled();
   const good = repo.head();
   const envFile = path.join(repo.personasDir, 'ann', 'persona.env');
   const personaEnv = fs.readFileSync(envFile, 'utf8');
