@@ -134,12 +134,15 @@ export const BREAK = {
       'async function main(): Promise<void> {\n',
       "async function main(): Promise<void> {\n  if (process.env.PERSONA_DIR !== undefined) {\n    process.stderr.write('this build is broken on purpose\\n');\n    process.exit(2);\n  }\n",
     ),
-  /** The worker listens but never starts its browser, so it never becomes initialized. */
+  /**
+   * The worker listens but never starts its browser, so it never becomes initialized: applied
+   * to its browser launch step (worker/src/startup/browser-steps.ts).
+   */
   neverInitialized: (src: string): string =>
     replaceOnce(
       src,
-      "  navigator.start().catch((err: unknown) => logger.error('browser failed to start', { err }));\n",
-      "  logger.warn('this build never starts its browser');\n",
+      "    navigator.start().catch((err: unknown) => logger.error('browser failed to start', { err }));\n",
+      "    logger.warn('this build never starts its browser');\n",
     ),
 };
 

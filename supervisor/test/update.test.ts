@@ -27,6 +27,8 @@ const INTERVAL_S = 2;
 const HEALTH_S = 25;
 const MAIN = 'worker/src/main.ts';
 const original = fs.readFileSync(path.join(ROOT, MAIN), 'utf8');
+/** The worker's start-up step that launches its browser. */
+const LAUNCH = 'worker/src/startup/browser-steps.ts';
 
 let repo: FleetRepo;
 let sup: RunningSupervisor;
@@ -150,7 +152,7 @@ test('a worker that never becomes initialized is rolled back after HEALTH_TIMEOU
   await settled();
   const good = repo.head();
   const bad = repo.push('Worker: never starts its browser', {
-    [MAIN]: BREAK.neverInitialized(original),
+    [LAUNCH]: BREAK.neverInitialized(fs.readFileSync(path.join(ROOT, LAUNCH), 'utf8')),
   });
   const s = await sup.waitFor('rolled back', updatedTo(bad, 'rolled_back'));
   expect(repo.head()).toBe(good);
