@@ -12,7 +12,8 @@ import { readLogRows } from '@persona-browser/testkit/request-log-file';
 
 /**
  * The request tracker in a real express server on loopback, writing a real request log: when
- * the end row is written relative to the reply, and what concurrent requests leave in the file.
+ * the start row is written relative to the work and the end row relative to the reply, and what
+ * concurrent requests leave in the file.
  */
 
 let dir: string;
@@ -132,4 +133,76 @@ test('concurrent requests each leave a complete start and end row, in the order 
   const order = (event: string): string[] =>
     rows.filter((r) => r.event === event).map((r) => r.path);
   expect(order('end')).not.toEqual(order('start'));
+});
+
+/**
+ * A log on a disk that takes its time with start rows: each waits (blocking, as a slow
+ * `write(2)` does) until `ready()` says so or `limitMs` has passed, and notes which it was.
+ */
+class SlowStartLog extends RequestLog {
+  readonly waited: Array<'the work had begun' | 'timed out'> = [];
+
+  constructor(
+    dataDir: string,
+    private readonly ready: () => boolean,
+    private readonly limitMs: number,
+  ) {
+    super(dataDir);
+  }
+
+  override start(row: RequestRow): void {
+    const until = Date.now() + this.limitMs;
+    while (!this.ready() && Date.now() < until) {
+      /* the disk is busy */
+    }
+    this.waited.push(this.ready() ? 'the work had begun' : 'timed out');
+    super.start(row);
+  }
+}
+
+test('a slow request log does not hold up the work: it begins before the start row is written', async () => {
+  let begun = false;
+  const log = new SlowStartLog(dir, () => begun, 2_000);
+  const app = express();
+  app.use(new RequestTracker(log).middleware());
+  app.post('/api/v1/ops/slow/extract-content', (_req, res) => {
+    // What a handler does first: hand the browser its work, then wait for the answer.
+    begun = true;
+    setTimeout(() => res.json({ success: true, page_id: 'slow' }), 20);
+  });
+  const base = await serve(app);
+
+  const res = await fetch(`${base}/api/v1/ops/slow/extract-content`, { method: 'POST' });
+
+  expect(res.status).toBe(200);
+  expect(log.waited).toEqual(['the work had begun']);
+  const rows = readLogRows(dir).map((r) => [r.event, r.path, r.status]);
+  expect(rows).toEqual([
+    ['start', '/api/v1/ops/slow/extract-content', ''],
+    ['end', '/api/v1/ops/slow/extract-content', '200'],
+  ]);
+});
+
+test('a request answered at once still writes its start row before its end row', async () => {
+  const app = express();
+  app.use(new RequestTracker(new RequestLog(dir)).middleware());
+  app.get('/api/v1/ops/:page/screenshot', (req, res) => {
+    res.status(404).json({ success: false, error: 'no page', page_id: req.params.page });
+  });
+  const base = await serve(app);
+
+  const statuses = await Promise.all(
+    ['a', 'b', 'c'].map(async (p) => (await fetch(`${base}/api/v1/ops/${p}/screenshot`)).status),
+  );
+
+  expect(statuses).toEqual([404, 404, 404]);
+  const rows = readLogRows(dir);
+  for (const p of ['a', 'b', 'c']) {
+    const own = rows.filter((r) => r.path === `/api/v1/ops/${p}/screenshot`);
+    expect(own.map((r) => [r.event, r.status])).toEqual([
+      ['start', ''],
+      ['end', '404'],
+    ]);
+    expect(own[1]?.id).toBe(own[0]?.id);
+  }
 });
