@@ -1,13 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import puppeteer from 'puppeteer-core';
-import type { Browser, CDPSession, Page } from 'puppeteer-core';
+import type { CDPSession, Page } from 'puppeteer-core';
 import { createClient } from './http';
-import { devtoolsUrl, ISOLATED_READ } from './ops-ratio';
+import { ISOLATED_READ, withWarmPage } from './ops-ratio';
 import type { BenchSection, Row } from './section';
 import { atMost } from './section';
 import type { BenchWorker } from './spawn';
-import { startWorker, waitInitialized } from './spawn';
 import { median, percentile, range } from './stats';
 
 /**
@@ -185,31 +183,8 @@ async function stages(w: BenchWorker, pageId: string, page: Page): Promise<Row[]
 export const contentProfileSection: BenchSection = {
   id: 'content',
   title: `extract-content on a ~200 kB page, stage by stage (medians of ${SAMPLES}, interleaved)`,
-  run: async (ctx) => {
-    const w = await startWorker({ DEVTOOLS_PORT: '0' });
-    let browser: Browser | null = null;
-    try {
-      await waitInitialized(w);
-      const created = await w.client.json<{ page_id: string }>(
-        'POST',
-        '/api/v1/ops/create-page',
-        {},
-      );
-      const pageId = created.body.page_id;
-      const url = `${ctx.fixture.url}/content-medium`;
-      const nav = await w.client.json('POST', `/api/v1/ops/${pageId}/navigate`, { url });
-      if (nav.status !== 200) throw new Error(`navigate answered ${nav.status}`);
-      // defaultViewport null: connecting must not resize the worker's page.
-      browser = await puppeteer.connect({
-        browserURL: devtoolsUrl(w.profileDir),
-        defaultViewport: null,
-      });
-      const page = (await browser.pages()).find((p) => p.url() === url);
-      if (!page) throw new Error(`no page at ${url} in the worker's browser`);
-      return await stages(w, pageId, page);
-    } finally {
-      await browser?.disconnect().catch(() => undefined);
-      await w.stop();
-    }
-  },
+  run: (ctx) =>
+    withWarmPage(`${ctx.fixture.url}/content-medium`, ({ w, pageId, page }) =>
+      stages(w, pageId, page),
+    ),
 };

@@ -240,31 +240,49 @@ async function httpFloor(w: BenchWorker): Promise<Row> {
   };
 }
 
+/** A worker with one page at `url`, and the same page through a direct puppeteer connection. */
+export interface WarmPage {
+  w: BenchWorker;
+  pageId: string;
+  page: Page;
+  browser: Browser;
+}
+
+/**
+ * Runs `body` on a fresh worker (DevTools on a port too: the direct calls go through it) whose
+ * one page has navigated to `url`, beside puppeteer connected straight to that page; stops both.
+ */
+export async function withWarmPage<T>(
+  url: string,
+  body: (warm: WarmPage) => Promise<T>,
+): Promise<T> {
+  const w = await startWorker({ DEVTOOLS_PORT: '0' });
+  let browser: Browser | null = null;
+  try {
+    await waitInitialized(w);
+    const created = await w.client.json<{ page_id: string }>('POST', '/api/v1/ops/create-page', {});
+    const pageId = created.body.page_id;
+    const nav = await w.client.json('POST', `/api/v1/ops/${pageId}/navigate`, { url });
+    if (nav.status !== 200) throw new Error(`navigate answered ${nav.status}`);
+    // defaultViewport null: connecting must not resize the worker's page.
+    browser = await puppeteer.connect({
+      browserURL: devtoolsUrl(w.profileDir),
+      defaultViewport: null,
+    });
+    const page = (await browser.pages()).find((p) => p.url() === url);
+    if (!page) throw new Error(`no page at ${url} in the worker's browser`);
+    return await body({ w, pageId, page, browser });
+  } finally {
+    await browser?.disconnect().catch(() => undefined);
+    await w.stop();
+  }
+}
+
 export const opsRatioSection: BenchSection = {
   id: 'ops',
   title: `API vs direct puppeteer on the same warm page (medians of ${SAMPLES}, interleaved)`,
   run: async (ctx) => {
-    // DevTools on a port too: the direct puppeteer calls go through it.
-    const w = await startWorker({ DEVTOOLS_PORT: '0' });
-    let browser: Browser | null = null;
-    try {
-      await waitInitialized(w);
-      const created = await w.client.json<{ page_id: string }>(
-        'POST',
-        '/api/v1/ops/create-page',
-        {},
-      );
-      const pageId = created.body.page_id;
-      const url = `${ctx.fixture.url}/content`;
-      const nav = await w.client.json('POST', `/api/v1/ops/${pageId}/navigate`, { url });
-      if (nav.status !== 200) throw new Error(`navigate answered ${nav.status}`);
-      // defaultViewport null: connecting must not resize the worker's page.
-      browser = await puppeteer.connect({
-        browserURL: devtoolsUrl(w.profileDir),
-        defaultViewport: null,
-      });
-      const page = (await browser.pages()).find((p) => p.url() === url);
-      if (!page) throw new Error(`no page at ${url} in the worker's browser`);
+    return withWarmPage(`${ctx.fixture.url}/content`, async ({ w, pageId, page, browser }) => {
       const elements = await page.evaluate(() => document.querySelectorAll('*').length);
       const rows: Row[] = [];
       for (const op of OPS) {
@@ -301,9 +319,6 @@ export const opsRatioSection: BenchSection = {
         digits: 0,
       });
       return rows;
-    } finally {
-      await browser?.disconnect().catch(() => undefined);
-      await w.stop();
-    }
+    });
   },
 };
