@@ -41,26 +41,38 @@ afterEach(async () => {
 });
 
 /**
- * A log on a disk that takes its time: each end row waits (blocking, as a slow `write(2)`
- * does) until `ready()` says so or `limitMs` has passed, and notes which it was.
+ * A log on a disk that takes its time with one kind of row (`slow`): each such row waits
+ * (blocking, as a slow `write(2)` does) until `ready()` says so or `limitMs` has passed, and
+ * notes which it was: `ready` names the moment it waited for.
  */
 class SlowLog extends RequestLog {
-  readonly waited: Array<'client had its reply' | 'timed out'> = [];
+  readonly waited: string[] = [];
 
   constructor(
     dataDir: string,
-    private readonly ready: () => boolean,
+    private readonly slow: 'start' | 'end',
+    private readonly ready: { name: string; now: () => boolean },
     private readonly limitMs: number,
   ) {
     super(dataDir);
   }
 
-  override end(row: RequestRow, status: number | null, ms: number): void {
+  private stall(kind: 'start' | 'end'): void {
+    if (kind !== this.slow) return;
     const until = Date.now() + this.limitMs;
-    while (!this.ready() && Date.now() < until) {
+    while (!this.ready.now() && Date.now() < until) {
       /* the disk is busy */
     }
-    this.waited.push(this.ready() ? 'client had its reply' : 'timed out');
+    this.waited.push(this.ready.now() ? this.ready.name : 'timed out');
+  }
+
+  override start(row: RequestRow): void {
+    this.stall('start');
+    super.start(row);
+  }
+
+  override end(row: RequestRow, status: number | null, ms: number): void {
+    this.stall('end');
     super.end(row, status, ms);
   }
 }
@@ -68,7 +80,12 @@ class SlowLog extends RequestLog {
 test('a slow request log does not hold back the reply: the client has it before the end row', async () => {
   const marker = path.join(dir, 'client-done');
   const body = path.join(dir, 'body.json');
-  const log = new SlowLog(dir, () => fs.existsSync(marker), 4_000);
+  const log = new SlowLog(
+    dir,
+    'end',
+    { name: 'client had its reply', now: () => fs.existsSync(marker) },
+    4_000,
+  );
   const tracker = new RequestTracker(log);
   const app = express();
   app.use(tracker.middleware());
@@ -135,34 +152,9 @@ test('concurrent requests each leave a complete start and end row, in the order 
   expect(order('end')).not.toEqual(order('start'));
 });
 
-/**
- * A log on a disk that takes its time with start rows: each waits (blocking, as a slow
- * `write(2)` does) until `ready()` says so or `limitMs` has passed, and notes which it was.
- */
-class SlowStartLog extends RequestLog {
-  readonly waited: Array<'the work had begun' | 'timed out'> = [];
-
-  constructor(
-    dataDir: string,
-    private readonly ready: () => boolean,
-    private readonly limitMs: number,
-  ) {
-    super(dataDir);
-  }
-
-  override start(row: RequestRow): void {
-    const until = Date.now() + this.limitMs;
-    while (!this.ready() && Date.now() < until) {
-      /* the disk is busy */
-    }
-    this.waited.push(this.ready() ? 'the work had begun' : 'timed out');
-    super.start(row);
-  }
-}
-
 test('a slow request log does not hold up the work: it begins before the start row is written', async () => {
   let begun = false;
-  const log = new SlowStartLog(dir, () => begun, 2_000);
+  const log = new SlowLog(dir, 'start', { name: 'the work had begun', now: () => begun }, 2_000);
   const app = express();
   app.use(new RequestTracker(log).middleware());
   app.post('/api/v1/ops/slow/extract-content', (_req, res) => {
