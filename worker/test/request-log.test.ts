@@ -59,9 +59,13 @@ async function logged(method: string, route: string, opts?: CallOptions): Promis
   return { res, start, end };
 }
 
+/**
+ * Creates a page and waits for its end row: the row is written just after the reply goes out,
+ * so a test that counts rows from here on does not catch it late.
+ */
 async function createPage(id: string): Promise<void> {
-  const r = await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: id } });
-  expect(r.status).toBe(200);
+  const { res } = await logged('POST', '/api/v1/ops/create-page', { body: { page_id: id } });
+  expect(res.status).toBe(200);
 }
 
 /** Destroys every page, so each group of tests has the whole pool (cap 5). */
