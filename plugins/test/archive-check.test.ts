@@ -223,19 +223,32 @@ describe('validation', () => {
   });
 });
 
-test('the request log has a start and an end row per call, kind plugin, name archive/check', () => {
-  const rows = readLogRows(w.dataDir).filter((r) => r.kind === 'plugin');
+test('the request log has a start and an end row per call, kind plugin, name archive/check', async () => {
+  const before = readLogRows(w.dataDir).length;
+  expect((await check({ url: MISSING, direct_nav_probability: 1 })).status).toBe(200);
+  expect((await check({})).status).toBe(400);
+  // Each end row is written just after its reply has gone out.
+  const fresh = async () => {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const rows = readLogRows(w.dataDir).slice(before);
+      if (rows.length >= 4 || Date.now() > deadline) return rows;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const rows = await fresh();
   const ends = rows.filter((r) => r.event === 'end');
-  expect(ends).toContainEqual(
+  expect(ends).toEqual([
     expect.objectContaining({
       method: 'POST',
+      kind: 'plugin',
       name: 'archive/check',
       path: '/api/v1/a/plugin/archive/check',
       status: '200',
     }),
-  );
-  expect(ends).toContainEqual(expect.objectContaining({ name: 'archive/check', status: '400' }));
+    expect.objectContaining({ kind: 'plugin', name: 'archive/check', status: '400' }),
+  ]);
   const starts = rows.filter((r) => r.event === 'start');
-  expect(new Set(starts.map((r) => r.id))).toEqual(new Set(ends.map((r) => r.id)));
-  expect(rows.every((r) => r.name === 'archive/check')).toBe(true);
+  expect(starts.map((r) => r.id)).toEqual(ends.map((r) => r.id));
+  expect(rows.every((r) => r.kind === 'plugin' && r.name === 'archive/check')).toBe(true);
 });
