@@ -29,6 +29,14 @@ const MAIN = 'worker/src/main.ts';
 const original = fs.readFileSync(path.join(ROOT, MAIN), 'utf8');
 /** The worker's start-up step that launches its browser. */
 const LAUNCH = 'worker/src/startup/browser-steps.ts';
+const launchOriginal = fs.readFileSync(path.join(ROOT, LAUNCH), 'utf8');
+
+/**
+ * Pushes a commit of the product as it is with `change` on top: the files a bad commit broke
+ * are put back in every later one, so no test inherits an earlier test's break.
+ */
+const push = (message: string, change: Record<string, string>): string =>
+  repo.push(message, { [MAIN]: original, [LAUNCH]: launchOriginal, ...change });
 
 let repo: FleetRepo;
 let sup: RunningSupervisor;
@@ -106,7 +114,7 @@ test('the fleet comes up on the checkout and its commit is the healthy one', asy
 
 test('a good commit pushed is fetched, built, restarted and passes the gate', async () => {
   await settled();
-  const good = repo.push('Worker: a comment', { [MAIN]: marked(original, 'update one') });
+  const good = push('Worker: a comment', { [MAIN]: marked(original, 'update one') });
   const s = await sup.waitFor('updated', updatedTo(good, 'ok'));
   expect(repo.head()).toBe(good);
   expect(s.healthy_commit).toBe(good);
@@ -128,7 +136,7 @@ test('a good commit pushed is fetched, built, restarted and passes the gate', as
 test('a worker that exits at start is rolled back, remembered and not tried again', async () => {
   await settled();
   const good = repo.head();
-  const bad = repo.push('Worker: exits at start', { [MAIN]: BREAK.exitsAtStart(original) });
+  const bad = push('Worker: exits at start', { [MAIN]: BREAK.exitsAtStart(original) });
   const s = await sup.waitFor('rolled back', updatedTo(bad, 'rolled_back'));
   expect(repo.head()).toBe(good);
   expect(s.healthy_commit).toBe(good);
@@ -151,7 +159,7 @@ test('a worker that exits at start is rolled back, remembered and not tried agai
 test('a worker that never becomes initialized is rolled back after HEALTH_TIMEOUT', async () => {
   await settled();
   const good = repo.head();
-  const bad = repo.push('Worker: never starts its browser', {
+  const bad = push('Worker: never starts its browser', {
     [LAUNCH]: BREAK.neverInitialized(fs.readFileSync(path.join(ROOT, LAUNCH), 'utf8')),
   });
   const s = await sup.waitFor('rolled back', updatedTo(bad, 'rolled_back'));
@@ -165,8 +173,8 @@ test('a worker that never becomes initialized is rolled back after HEALTH_TIMEOU
 
 test('two commits pushed in quick succession end on the newest', async () => {
   await settled();
-  const first = repo.push('Worker: first of two', { [MAIN]: marked(original, 'two: a') });
-  const second = repo.push('Worker: second of two', { [MAIN]: marked(original, 'two: b') });
+  const first = push('Worker: first of two', { [MAIN]: marked(original, 'two: a') });
+  const second = push('Worker: second of two', { [MAIN]: marked(original, 'two: b') });
   expect(first).not.toBe(second);
   const s = await sup.waitFor(
     'on the second commit',
@@ -181,7 +189,7 @@ test('two commits pushed in quick succession end on the newest', async () => {
 test('a commit that does not build is rolled back, and the waker running is kept', async () => {
   const wakerPid = (await settled()).waker.pid;
   const good = repo.head();
-  const bad = repo.push('Worker: does not compile', {
+  const bad = push('Worker: does not compile', {
     [MAIN]: `${original}\nexport const BROKEN: number = 'text';\n`,
   });
   const s = await sup.waitFor('rolled back', updatedTo(bad, 'rolled_back'));
@@ -202,7 +210,7 @@ test('a rollback that fails too halts, says so, and tries nothing until the trig
   const envFile = path.join(repo.personasDir, 'ann', 'persona.env');
   const personaEnv = fs.readFileSync(envFile, 'utf8');
   // The bad commit fails its gate; by the time of the rollback the persona cannot start either.
-  const bad = repo.push('Worker: exits at start, again', {
+  const bad = push('Worker: exits at start, again', {
     [MAIN]: BREAK.exitsAtStart(marked(original, 'bad again')),
   });
   fs.writeFileSync(envFile, `${personaEnv}CHROME_PATH=/nonexistent/chromium\n`);
@@ -239,7 +247,7 @@ test('a rollback that fails too halts, says so, and tries nothing until the trig
   }
 
   // A newer commit waits: no update starts while halted.
-  const next = repo.push('Worker: after the halt', { [MAIN]: marked(original, 'after halt') });
+  const next = push('Worker: after the halt', { [MAIN]: marked(original, 'after halt') });
   await sleep(INTERVAL_S * 3 * 1000);
   const still = await sup.status();
   expect(still.state).toBe('halted');
