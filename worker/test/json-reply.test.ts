@@ -1,9 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PassThrough } from 'node:stream';
 import express from 'express';
 import Joi from 'joi';
-import winston from 'winston';
 import { Navigator } from '../src/browser/navigator';
 import { Authenticator } from '../src/http/auth';
 import { errorHandler } from '../src/http/error-handler';
@@ -12,7 +10,7 @@ import { ResponseCheck } from '../src/http/response-check';
 import type { Route } from '../src/http/route';
 import { route } from '../src/http/route';
 import { envelope } from '../src/http/schemas';
-import { createLogger } from '@persona-browser/service-kit';
+import { capturedLogger } from './captured-logger';
 
 /**
  * A route's success reply as bytes on the wire, through the route layer and the response check
@@ -53,14 +51,7 @@ let server: http.Server;
 let port: number;
 
 beforeAll(async () => {
-  const logger = createLogger({ secrets: [KEY], level: 'info' });
-  const stream = new PassThrough();
-  stream.on('data', (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n').filter(Boolean))
-      logLines.push(JSON.parse(line) as Record<string, unknown>);
-  });
-  for (const t of logger.transports) t.silent = true;
-  logger.add(new winston.transports.Stream({ stream }));
+  const logger = capturedLogger([KEY], logLines);
   // The routes here address no page: the navigator is handed over, never started.
   const navigator = new Navigator({
     executablePath: '/nonexistent',

@@ -1,8 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PassThrough } from 'node:stream';
 import express from 'express';
-import winston from 'winston';
 import type { Navigator } from '../src/browser/navigator';
 import { Authenticator } from '../src/http/auth';
 import { errorHandler } from '../src/http/error-handler';
@@ -11,7 +9,7 @@ import { mount } from '../src/http/mount';
 import type { Route } from '../src/http/route';
 import { heldRoute, route } from '../src/http/route';
 import { envelope } from '../src/http/schemas';
-import { createLogger } from '@persona-browser/service-kit';
+import { capturedLogger } from './captured-logger';
 import type { InProcessBrowser } from './in-process';
 import { startInProcessBrowser } from './in-process';
 
@@ -75,15 +73,7 @@ const routes: Route[] = [
 ];
 
 beforeAll(async () => {
-  const logger = createLogger({ secrets: [KEY], level: 'info' });
-  const stream = new PassThrough();
-  stream.on('data', (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n').filter(Boolean))
-      logLines.push(JSON.parse(line) as Record<string, unknown>);
-  });
-  // The lines go to the test instead of the console.
-  for (const t of logger.transports) t.silent = true;
-  logger.add(new winston.transports.Stream({ stream }));
+  const logger = capturedLogger([KEY], logLines);
   browser = await startInProcessBrowser(logger);
   navigator = browser.navigator;
   await navigator.requirePool().create('p');
