@@ -12,7 +12,7 @@
  *   6. identity   identity/: what the persona shows of itself (platform, locale, proxy relay)
  *   7. devtools   browser/cdp/: everything the worker knows about puppeteer's DevTools
  *                 connection, its private parts included
- *   8. leaves     errors.ts, util.ts, paths.ts, system-info.ts, log/, media/
+ *   8. leaves     errors.ts, util.ts, paths.ts, system-info.ts, json-text.ts, log/, media/
  *
  * A file of the worker's src/ outside every layer is an error too: a new folder takes a place.
  */
@@ -26,7 +26,7 @@ const WORKER_LAYERS = [
   { name: 'browser', path: `${SRC}browser/(?!cdp/)` },
   { name: 'identity', path: `${SRC}identity/` },
   { name: 'devtools', path: `${SRC}browser/cdp/` },
-  { name: 'leaves', path: `${SRC}((errors|util|paths|system-info)[.]ts$|(log|media)/)` },
+  { name: 'leaves', path: `${SRC}((errors|util|paths|system-info|json-text)[.]ts$|(log|media)/)` },
 ];
 
 /** One rule per layer below the top: its files import nothing of the layers above it. */

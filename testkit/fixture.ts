@@ -14,6 +14,14 @@ export interface Fixture {
 const page = (title: string, body: string, head = ''): string =>
   `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title>${head}</head><body>${body}</body></html>`;
 
+/** The title and the text of the fixture's /awkward page (a script adds the last characters). */
+export const AWKWARD_TITLE = 'Café "quoted" \\ back ✓ 😀';
+export const AWKWARD_TEXT = 'naïve "q" \\ \u2028 😀 <tag>\n\n\tend';
+const AWKWARD_BODY =
+  `<p id="awkward">${AWKWARD_TEXT.replace('<tag>', '&lt;tag&gt;')}</p>` +
+  `<pre>${'line\n'.repeat(2000)}</pre>` +
+  `<script>document.getElementById('awkward').append(String.fromCharCode(1, 31, 127, 0xd800))</script>`;
+
 /**
  * The fixture site on 127.0.0.1: plain pages, a tall page, redirects, error statuses, a slow
  * and a hanging response, and pages that hang or crash their renderer on demand.
@@ -39,6 +47,10 @@ export async function startFixture(): Promise<Fixture> {
         );
       case '/second':
         return html(200, page('Second page', '<p id="second">second</p>'));
+      case '/awkward':
+        // Text that JSON escapes in every way: quotes, backslashes, beyond ASCII, an emoji (two
+        // UTF-16 units), a line separator, newlines, control characters and a lone surrogate.
+        return html(200, page(AWKWARD_TITLE, AWKWARD_BODY));
       case '/tall':
         return html(
           200,

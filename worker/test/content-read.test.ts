@@ -1,9 +1,12 @@
 import type { CDPSession } from 'puppeteer-core';
 import type { ManagedPage } from '../src/browser/managed-page';
 import { extractContent } from '../src/browser/page-actions';
+import { readPageHtml } from '../src/browser/page-html';
+import type { WireReply } from '../src/browser/cdp/wire-commands';
+import { evaluatedStringPair } from '../src/browser/cdp/wire-commands';
 import { createLogger } from '@persona-browser/service-kit';
 import type { Fixture } from '@persona-browser/testkit/fixture';
-import { startFixture } from '@persona-browser/testkit/fixture';
+import { AWKWARD_TITLE, startFixture } from '@persona-browser/testkit/fixture';
 import type { InProcessBrowser } from './in-process';
 import { startInProcessBrowser } from './in-process';
 import { inMainWorld } from './main-world';
@@ -12,6 +15,8 @@ import { inMainWorld } from './main-world';
  * extract-content reads the page's HTML and its title in one DevTools command: the call that
  * ends with that read answers without a title read or a health probe of its own (each one more
  * round trip to the browser before or beside the reply), and the pool shows the title it read.
+ * The HTML leaves as the JSON text Chromium wrote, and that text stands for the same string a
+ * parsed read gives, however awkward its characters.
  */
 
 let browser: InProcessBrowser;
@@ -29,10 +34,14 @@ afterAll(async () => {
   await site?.close();
 });
 
-/** Every DevTools command sent on the page's session while `work` runs, in order. */
+/**
+ * Every DevTools command sent on the page's session while `work` runs, in order: through
+ * puppeteer's session and through the side channel whose replies stay unparsed.
+ */
 async function commandsDuring(work: () => Promise<unknown>): Promise<string[]> {
   const session: CDPSession = mp.session;
   const send = session.send.bind(session);
+  const wire = mp.wire.bind(mp);
   const outside: string[] = [];
   const during: string[] = [];
   let running = false;
@@ -41,6 +50,10 @@ async function commandsDuring(work: () => Promise<unknown>): Promise<string[]> {
     return send(method, ...rest);
   };
   session.send = record;
+  mp.wire = (call, method, params) => {
+    (running ? during : outside).push(method);
+    return wire(call, method, params);
+  };
   try {
     // Start right after the pool's periodic health probe (every 2 s), so that none falls inside.
     const until = Date.now() + 10_000;
@@ -55,6 +68,7 @@ async function commandsDuring(work: () => Promise<unknown>): Promise<string[]> {
     running = false;
   } finally {
     session.send = send;
+    mp.wire = wire;
   }
   return during;
 }
@@ -82,4 +96,40 @@ test('the pool shows the title extract-content read, a title the page set just b
   expect(content.title).toBe('Retitled just now');
   expect(content.content).toContain('<title>Retitled just now</title>');
   expect(mp.title).toBe('Retitled just now');
+}, 30_000);
+
+test('the HTML goes out as the text Chromium wrote, and stands for the very string the page serialises', async () => {
+  await mp.page.goto(`${site.url}/awkward`, { waitUntil: 'load' });
+  const wire = mp.wire.bind(mp);
+  const replies: WireReply[] = [];
+  mp.wire = (call, method, params) => {
+    const sent = wire(call, method, params);
+    void sent?.then((reply) => replies.push(reply));
+    return sent;
+  };
+  let spliced;
+  try {
+    spliced = await mp.run('extract-content', {}, (call) => readPageHtml(mp, call));
+  } finally {
+    mp.wire = wire;
+  }
+  // Chromium's reply had the shape the splice reads: the HTML was never parsed on its way.
+  expect(replies).toHaveLength(1);
+  expect(evaluatedStringPair(replies[0] as WireReply)).not.toBeNull();
+  expect(spliced.content.json.every((byte) => byte < 0x80)).toBe(true);
+  // The same read through puppeteer's session, parsed as any reply: the reference.
+  mp.wire = () => null;
+  let parsed;
+  try {
+    parsed = await mp.run('extract-content', {}, (call) => readPageHtml(mp, call));
+  } finally {
+    mp.wire = wire;
+  }
+  const html = parsed.content.parse();
+  expect(typeof html).toBe('string');
+  expect(spliced.content.parse()).toBe(html);
+  expect(spliced.content_length).toBe((html as string).length);
+  expect(spliced.title).toBe(AWKWARD_TITLE);
+  expect(parsed.title).toBe(AWKWARD_TITLE);
+  expect(html).toContain('\u0001\u001f\u007f');
 }, 30_000);

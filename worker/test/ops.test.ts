@@ -1,7 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Fixture } from '@persona-browser/testkit/fixture';
-import { freePort, startFixture } from '@persona-browser/testkit/fixture';
+import {
+  AWKWARD_TEXT,
+  AWKWARD_TITLE,
+  freePort,
+  startFixture,
+} from '@persona-browser/testkit/fixture';
 import { Observer } from '@persona-browser/testkit/observer';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { startWorker } from '@persona-browser/testkit/worker';
@@ -143,6 +148,18 @@ describe('navigate, extract-content, screenshot', () => {
     expect(r.body.content_length).toBe((r.body.content as string).length);
     const entry = await pageEntry(id);
     expect(entry).toMatchObject({ url: `${site.url}/`, title: 'Fixture home', state: 'idle' });
+  });
+
+  test('extract-content keeps every character the page holds: quotes, backslashes, beyond ASCII, emoji, control characters', async () => {
+    await w.call('POST', `/api/v1/ops/${id}/navigate`, { body: { url: `${site.url}/awkward` } });
+    const r = await w.call<Body>('POST', `/api/v1/ops/${id}/extract-content`);
+    expect(r.status).toBe(200);
+    expect(r.body.title).toBe(AWKWARD_TITLE);
+    const content = r.body.content as string;
+    const text = AWKWARD_TEXT.replace('<tag>', '&lt;tag&gt;');
+    expect(content).toContain(`<p id="awkward">${text}\u0001\u001f\u007f\ud800</p>`);
+    expect(content).toContain(`<pre>${'line\n'.repeat(2000)}</pre>`);
+    expect(r.body.content_length).toBe(content.length);
   });
 
   test('screenshot is a PNG of the viewport; full=true adds the whole page and leaves the viewport as it was', async () => {

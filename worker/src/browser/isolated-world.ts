@@ -1,4 +1,5 @@
 import type { CDPSession } from 'puppeteer-core';
+import { isRecord } from '@persona-browser/service-kit';
 import { errorMessage } from '../errors';
 
 export class PageScriptError extends Error {}
@@ -17,35 +18,71 @@ export type WorldSend = <R>(command: (session: CDPSession) => Promise<R>) => Pro
  * navigation destroyed meanwhile is made again once. The page shares the DOM with the world
  * but not its JavaScript globals, so its own scripts can neither see nor hook what runs here.
  */
-export async function evaluateInWorld(
+export function evaluateInWorld(
   host: WorldHost,
   send: WorldSend,
   expression: string,
   opts: { userGesture?: boolean; mayRetry?: () => boolean } = {},
 ): Promise<unknown> {
+  return inWorld(
+    host,
+    send,
+    (contextId) => evaluateIn(send, contextId, expression, opts.userGesture ?? false),
+    opts.mayRetry,
+  );
+}
+
+/**
+ * Runs `use` with the id of the page's isolated world; when the world turns out to be gone (a
+ * navigation destroyed it meanwhile), it is made again and `use` runs once more.
+ */
+export async function inWorld<T>(
+  host: WorldHost,
+  send: WorldSend,
+  use: (contextId: number) => Promise<T>,
+  mayRetry: () => boolean = () => true,
+): Promise<T> {
   for (let attempt = 0; ; attempt += 1) {
     const contextId = await isolatedContext(host, send, attempt > 0);
     try {
-      const res = await send((s) =>
-        s.send('Runtime.evaluate', {
-          expression,
-          contextId,
-          returnByValue: true,
-          awaitPromise: true,
-          userGesture: opts.userGesture ?? false,
-        }),
-      );
-      if (res.exceptionDetails) {
-        const why = res.exceptionDetails.exception?.description ?? res.exceptionDetails.text;
-        throw new PageScriptError(String(why).split('\n')[0]);
-      }
-      return res.result.value;
+      return await use(contextId);
     } catch (err) {
       const stale = /context|Cannot find|destroyed/i.test(errorMessage(err));
-      const retry = opts.mayRetry?.() ?? true;
-      if (err instanceof PageScriptError || !retry || !stale || attempt >= 1) throw err;
+      if (err instanceof PageScriptError || !mayRetry() || !stale || attempt >= 1) throw err;
     }
   }
+}
+
+/** `expression`'s value in the world `contextId`, returned by value. */
+export async function evaluateIn(
+  send: WorldSend,
+  contextId: number,
+  expression: string,
+  userGesture = false,
+): Promise<unknown> {
+  const res = await send((s) =>
+    s.send('Runtime.evaluate', {
+      expression,
+      contextId,
+      returnByValue: true,
+      awaitPromise: true,
+      userGesture,
+    }),
+  );
+  return evaluatedValue(res);
+}
+
+/** The value of a `Runtime.evaluate` result; what the script threw, as a PageScriptError. */
+export function evaluatedValue(res: unknown): unknown {
+  if (!isRecord(res)) throw new Error('Runtime.evaluate gave no result');
+  const details = res.exceptionDetails;
+  if (isRecord(details)) {
+    const exception = details.exception;
+    const described = isRecord(exception) ? exception.description : undefined;
+    const why = typeof described === 'string' ? described : String(details.text);
+    throw new PageScriptError(why.split('\n')[0]);
+  }
+  return isRecord(res.result) ? res.result.value : undefined;
 }
 
 /** The world last made per page, for the document (url) and session it was made in. */

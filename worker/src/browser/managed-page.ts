@@ -4,7 +4,9 @@ import type { ApiError } from '../errors';
 import { Busy, BrowserFailure, Locked, Timeout } from '../errors';
 import { epochSeconds, withTimeout } from '../util';
 import { Call, CallStopped } from './call';
+import { browserWire } from './cdp/chromium-launcher';
 import { onPageSessionSwap, pageSession, pageTargetId } from './cdp/page-session';
+import type { WireReply } from './cdp/wire-commands';
 import { MainFrameUrl } from './main-frame-url';
 import { evaluateInWorld } from './isolated-world';
 import { TimedMutex } from './mutex';
@@ -123,6 +125,17 @@ export class ManagedPage {
   /** A CDP command on the page's session, bounded by the call. */
   cdp<T>(call: Call, command: (session: CDPSession) => Promise<T>): Promise<T> {
     return call.race(command(this.session));
+  }
+
+  /**
+   * A CDP command on the page's session whose reply comes back as the text Chromium wrote
+   * (see WireCommands), bounded by the call; null when the page's browser was not started by
+   * the worker's launcher (it has no such channel), and the caller uses `cdp`.
+   */
+  wire(call: Call, method: string, params: object): Promise<WireReply> | null {
+    const wire = browserWire(this.page.browser());
+    if (!wire) return null;
+    return call.race(wire.command(this.session.id(), method, params, call.signal));
   }
 
   /** Where the page is, as last seen: never waits on the renderer. */

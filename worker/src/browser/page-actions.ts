@@ -5,7 +5,7 @@ import { about } from '../util';
 import type { Call } from './call';
 import { loopbackHint } from './loopback-hint';
 import type { ManagedPage } from './managed-page';
-import { evalIsolated } from './page-world';
+import { readPageHtml } from './page-html';
 import { PRE_NAVIGATION_DELAY_MS } from './timing';
 
 export interface NavigateResult {
@@ -86,32 +86,12 @@ export interface ContentResult {
   content_length: number;
 }
 
-/**
- * In-page (isolated world): the document serialised as puppeteer's `content()` does it, the
- * doctype and any comments around the root included, and its title. Read in a world of our own,
- * a page's scripts can neither see nor tamper with the read.
- */
-function contentInPage(): { content: string; title: string } {
-  let content = '';
-  for (const node of Array.from(document.childNodes)) {
-    content +=
-      node === document.documentElement
-        ? document.documentElement.outerHTML
-        : new XMLSerializer().serializeToString(node);
-  }
-  return { content, title: document.title };
-}
-
-/** The page's full HTML as it is now (a reading call: no slowmo). */
+/** The page's full HTML as it is now (a reading call: no slowmo), as a string. */
 export async function extractContent(mp: ManagedPage, call: Call): Promise<ContentResult> {
-  const { content, title } = await evalIsolated<{ content: string; title: string }>(
-    mp,
-    call,
-    contentInPage,
-    [],
-  );
-  mp.noteTitle(title);
-  return { url: mp.url, title, content, content_length: content.length };
+  const read = await readPageHtml(mp, call);
+  const content = read.content.parse();
+  if (typeof content !== 'string') throw new Error('the page HTML read gave no string');
+  return { ...read, content };
 }
 
 export interface ScreenshotResult {

@@ -58,6 +58,11 @@ export class ResponseCheck {
     declared.set(res, schema);
   }
 
+  /** Whether the check watches `res` (VALIDATE_RESPONSES, under /api/). */
+  static watching(res: Response): boolean {
+    return vetters.has(res);
+  }
+
   /**
    * The body `res` sends for `body`: the body itself, or, when the check watches `res` and the
    * body does not match its schema, the 500 envelope that replaces it (the status is set).

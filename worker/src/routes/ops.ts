@@ -1,7 +1,8 @@
 import Joi from 'joi';
 import { DEFAULT_LEASE_TTL_S, MAX_LEASE_TTL_S } from '../browser/leases';
 import type { Navigator } from '../browser/navigator';
-import { extractContent, navigate, screenshot } from '../browser/page-actions';
+import { navigate, screenshot } from '../browser/page-actions';
+import { readPageHtml } from '../browser/page-html';
 import { navigationRefusal } from '../browser/url-policy';
 import type { Route } from '../http/route';
 import { heldRoute, pageRoute, route } from '../http/route';
@@ -150,7 +151,7 @@ export function opsRoutes(navigator: Navigator, settings: OpsSettings): Route[] 
         content: str.allow('').required(),
         content_length: int.required(),
       }),
-      handler: async ({ page, call }) => ({ ...(await extractContent(page, call)) }),
+      handler: async ({ page, call }) => ({ ...(await readPageHtml(page, call)) }),
     }),
     heldRoute({
       name: 'screenshot',

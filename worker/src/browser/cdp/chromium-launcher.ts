@@ -5,6 +5,7 @@ import type { Browser, ConnectOptions } from 'puppeteer-core';
 import { errorMessage } from '@persona-browser/service-kit';
 import { ChromiumPipeTransport } from './pipe-transport';
 import { QuietRuntimeTransport } from './quiet-transport';
+import { WireCommands } from './wire-commands';
 
 /** How long a starting browser may take to open its connection and its first tab. */
 const START_TIMEOUT_MS = 30_000;
@@ -27,6 +28,14 @@ const processes = new WeakMap<Browser, ChildProcess>();
 /** The process of a browser started here; null for any other browser. */
 export function browserProcess(browser: Browser): ChildProcess | null {
   return processes.get(browser) ?? null;
+}
+
+/** The side channel for unparsed replies of each browser this module started. */
+const wires = new WeakMap<Browser, WireCommands>();
+
+/** The unparsed-reply channel of a browser started here; null for any other browser. */
+export function browserWire(browser: Browser): WireCommands | null {
+  return wires.get(browser) ?? null;
 }
 
 /**
@@ -107,7 +116,8 @@ export class ChromiumLauncher {
   }
 
   private async connectTo(child: ChildProcess): Promise<Browser> {
-    const transport = new QuietRuntimeTransport(new ChromiumPipeTransport(child));
+    const wire = new WireCommands(new ChromiumPipeTransport(child));
+    const transport = new QuietRuntimeTransport(wire);
     const browser = await puppeteerCore.connect({
       transport,
       // The page is as large as the maximised window: no emulated viewport.
@@ -116,6 +126,7 @@ export class ChromiumLauncher {
     });
     // As puppeteer's launch does: the browser is handed out once its first tab is there.
     await browser.waitForTarget((t) => t.type() === TargetType.PAGE, { timeout: START_TIMEOUT_MS });
+    wires.set(browser, wire);
     return browser;
   }
 

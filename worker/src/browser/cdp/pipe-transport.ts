@@ -4,6 +4,14 @@ import type { ConnectionTransport } from 'puppeteer-core';
 import { commandNamed } from './quiet-transport';
 
 /**
+ * A connection that offers each message it reads, as bytes, to `claim` first: a message claimed
+ * is not decoded and never reaches `onmessage`.
+ */
+export interface BytesTransport extends ConnectionTransport {
+  claim?: (message: Buffer) => boolean;
+}
+
+/**
  * The DevTools connection of one Chromium started with `--remote-debugging-pipe`: messages are
  * JSON texts ended by a NUL byte, written to the browser's fd 3 and read from its fd 4.
  *
@@ -11,9 +19,10 @@ import { commandNamed } from './quiet-transport';
  * has exited: the reply to `Browser.close` (and the end of the connection) is passed on only
  * then. Whoever closes the browser may then reuse its profile at once.
  */
-export class ChromiumPipeTransport implements ConnectionTransport {
+export class ChromiumPipeTransport implements BytesTransport {
   onmessage?: (message: string) => void;
   onclose?: () => void;
+  claim?: (message: Buffer) => boolean;
   private readonly writer: Writable;
   private readonly reader: Readable;
   private pending: Buffer[] = [];
@@ -64,11 +73,9 @@ export class ChromiumPipeTransport implements ConnectionTransport {
     }
     while (end !== -1) {
       const piece = chunk.subarray(start, end);
-      const message = this.pending.length
-        ? Buffer.concat([...this.pending, piece]).toString('utf8')
-        : piece.toString('utf8');
+      const message = this.pending.length ? Buffer.concat([...this.pending, piece]) : piece;
       this.pending = [];
-      this.deliver(message);
+      if (!this.claim?.(message)) this.deliver(message.toString('utf8'));
       start = end + 1;
       end = chunk.indexOf(0, start);
     }
