@@ -78,6 +78,14 @@ export function allRoutes(deps: AppDeps): Route[] {
   ];
 }
 
+/** Whether a request says it carries a body: a length above zero, or chunks. */
+function hasBody(req: http.IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (
+    req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+  );
+}
+
 /** The HTTP application, apart from any listener (tests and main both use it). */
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
@@ -87,8 +95,14 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('query parser', 'simple');
   if (deps.validateResponses) app.use(new ResponseCheck(deps.logger).middleware());
   app.use(deps.tracker.middleware());
-  // Any content type is read as JSON: `curl -d '{…}'` without a header still works.
-  app.use(express.json({ limit: BODY_LIMIT, type: () => true, strict: true }));
+  // Any content type is read as JSON: `curl -d '{…}'` without a header still works. A request
+  // without a body (most calls on a page) skips the parser: reading an empty stream to its end
+  // costs a turn of the event loop and a fifth of a millisecond for nothing.
+  const json = express.json({ limit: BODY_LIMIT, type: () => true, strict: true });
+  app.use((req, res, next) => {
+    if (hasBody(req)) json(req, res, next);
+    else next();
+  });
   const routes = allRoutes(deps);
   const api = express.Router();
   mount(api, routes, { navigator: deps.navigator, auth: new Authenticator(deps.serviceKey) });

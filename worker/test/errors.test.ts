@@ -1,3 +1,4 @@
+import http from 'node:http';
 import type { Body } from '@persona-browser/testkit/mistakes';
 import {
   anyString,
@@ -142,6 +143,56 @@ describe('malformed and oversized bodies', () => {
     expect(r.status).toBe(413);
     expect(r.body).toMatchObject({ success: false, error: anyString });
     expect(ctx.fx.seen).not.toContain('GET /second');
+  });
+});
+
+/**
+ * A POST as a client frames it on the wire: no body and no length (curl -X POST), a length of
+ * zero, or a body sent in chunks without a length.
+ */
+function framedPost(
+  route: string,
+  framing: 'none' | 'empty' | 'chunked',
+  chunks: string[] = [],
+): Promise<{ status: number; body: Body }> {
+  const headers: Record<string, string> = { authorization: `Bearer ${KEY}` };
+  if (framing === 'empty') headers['content-length'] = '0';
+  if (framing === 'chunked') headers['transfer-encoding'] = 'chunked';
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${ctx.w.url}${route}`, { method: 'POST', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Body }));
+    });
+    req.on('error', reject);
+    req.setTimeout(10_000, () => req.destroy(new Error('no answer')));
+    // Without a length, node frames the request in chunks unless told otherwise.
+    if (framing === 'none') req.useChunkedEncodingByDefault = false;
+    for (const chunk of chunks) req.write(chunk);
+    req.end();
+  });
+}
+
+describe('how a body is framed', () => {
+  afterEach(resetPool);
+
+  test.each(['none', 'empty'] as const)(
+    'no body (%s): a route that needs a field names it; one that needs none answers',
+    async (framing) => {
+      const missing = await framedPost(`/api/v1/ops/${TARGET}/navigate`, framing);
+      expect(missing.status).toBe(400);
+      expect(missing.body).toMatchObject({ success: false, error: matching(/url/) });
+      const created = await framedPost('/api/v1/ops/create-page', framing);
+      expect(created.status).toBe(200);
+      expect(created.body).toMatchObject({ success: true, page_id: anyString });
+    },
+  );
+
+  test('a body in chunks without a length is read whole', async () => {
+    const r = await framedPost('/api/v1/ops/create-page', 'chunked', ['{"page_', 'id":"chunked"}']);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ success: true, page_id: 'chunked' });
   });
 });
 
