@@ -81,9 +81,7 @@ export function allRoutes(deps: AppDeps): Route[] {
 /** Whether a request says it carries a body: a length above zero, or chunks. */
 function hasBody(req: http.IncomingMessage): boolean {
   const length = req.headers['content-length'];
-  return (
-    req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
-  );
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /** The HTTP application, apart from any listener (tests and main both use it). */
