@@ -63,3 +63,17 @@ export const metricsBodySchema = Joi.object<MetricsBody, true>({
   window_s: num,
   samples: Joi.array().items(metricsSampleSchema).required(),
 }).label('Metrics');
+
+/** A worker's own browser process tree (docs/api.md, System: process-tree). */
+export interface ProcessTreeBody {
+  success: true;
+  page_id: null;
+  /** null while the browser is not running. */
+  tree: InstanceSample | null;
+}
+
+export const processTreeBodySchema = Joi.object<ProcessTreeBody, true>({
+  success: Joi.boolean().valid(true).required(),
+  page_id: Joi.string().allow(null).valid(null).required(),
+  tree: instanceSampleSchema.allow(null).required(),
+}).label('ProcessTree');

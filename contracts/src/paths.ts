@@ -5,6 +5,8 @@ export const SYSTEM_PATHS = {
   pages: '/api/v1/system/status/pages',
   update: '/api/v1/system/update',
   metrics: '/api/v1/system/metrics',
+  /** The worker's own browser process tree: what the waker samples where it cannot see it. */
+  processTree: '/api/v1/system/process-tree',
 } as const;
 
 /** The waker's metrics, which a worker's `metrics` route relays. */

@@ -8,3 +8,5 @@ export * from './lifecycle';
 export * from './logger';
 export * from './secrets';
 export * from './update-trigger';
+export * from './proc-parse';
+export * from './proc-tree';

@@ -1,5 +1,5 @@
 /**
- * Pure parsers of the Linux /proc and /sys texts the sampler reads, and the arithmetic that
+ * Pure parsers of the Linux /proc and /sys texts the metrics read, and the arithmetic that
  * turns two readings into percentages. No file access here: the unit tests feed fixed text.
  */
 
@@ -87,7 +87,7 @@ export function parseThermal(text: string): number | null {
   return Number(t) / 1000;
 }
 
-/** The fields of /proc/<pid>/stat the sampler needs. */
+/** The fields of /proc/<pid>/stat the metrics need. */
 export interface ProcStat {
   pid: number;
   ppid: number;
@@ -176,4 +176,12 @@ export function ticksSince(tree: ProcStat[], previous: ReadonlyMap<string, numbe
     sum += before === undefined ? p.ticks : Math.max(0, p.ticks - before);
   }
   return sum;
+}
+
+/** Seconds since boot, the first number of /proc/uptime. */
+export function parseUptime(text: string): number {
+  const s = Number(text.trim().split(/\s+/)[0]);
+  if (!Number.isFinite(s) || s < 0)
+    throw new Error(`/proc/uptime is not readable: ${text.slice(0, 40)}`);
+  return s;
 }

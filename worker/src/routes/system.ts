@@ -1,6 +1,6 @@
 import type { ValidationResult } from 'joi';
 import type { CommitInfo, MetricsBody, PingResult } from '@persona-browser/contracts';
-import { UPDATE_TRIGGER_FILE } from '@persona-browser/service-kit';
+import { TreeMeter, UPDATE_TRIGGER_FILE } from '@persona-browser/service-kit';
 import {
   SYSTEM_PATHS,
   WAKER_METRICS_PATH,
@@ -8,6 +8,7 @@ import {
   navigatorStatusSchema,
   pingSchema,
   poolStatusSchema,
+  processTreeBodySchema,
 } from '@persona-browser/contracts';
 import type { Navigator } from '../browser/navigator';
 import { NotFound } from '../errors';
@@ -41,6 +42,7 @@ const metricsFields = Object.fromEntries(
 );
 
 export function systemRoutes(d: SystemDeps): Route[] {
+  const treeMeter = new TreeMeter();
   return [
     route({
       name: 'ping',
@@ -141,6 +143,19 @@ export function systemRoutes(d: SystemDeps): Route[] {
       handler: async () => {
         touchUpdateTrigger(d.repoRoot);
         return { message: `Update requested (${UPDATE_TRIGGER_FILE} touched)` };
+      },
+    }),
+    route({
+      name: 'process-tree',
+      method: 'get',
+      path: SYSTEM_PATHS.processTree,
+      auth: true,
+      tag: 'System',
+      summary: "The browser's process tree as this worker sees it (CPU since the previous read)",
+      response: envelope({ tree: processTreeBodySchema.extract('tree') }),
+      handler: async () => {
+        const pid = d.navigator.browserPid;
+        return { tree: pid === null ? null : await treeMeter.measure(pid) };
       },
     }),
     route({
