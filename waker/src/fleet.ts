@@ -2,6 +2,7 @@ import type { CommitInfo, PersonaInfo } from '@persona-browser/contracts';
 import type { IdentitySettings } from './config';
 import type { InstanceHandle, RuntimeDriver } from './drivers/types';
 import { FrontDoor } from './front-door';
+import type { Instance } from './metrics';
 import type { Logger } from '@persona-browser/service-kit';
 import { errnoCode, errorMessage } from '@persona-browser/service-kit';
 import { Persona } from './persona';
@@ -170,9 +171,13 @@ export class Fleet {
     return p;
   }
 
-  /** For the metrics sampler: each persona and the host pid of its worker's tree root. */
-  instances(): Array<{ name: string; pid: number | null }> {
-    return [...this.personas.values()].map((p) => ({ name: p.name, pid: p.pid() }));
+  /** For the metrics sampler: each persona, the host pid of its worker's tree root, its worker. */
+  instances(): Instance[] {
+    return [...this.personas.values()].map((p) => ({
+      name: p.name,
+      pid: p.pid(),
+      worker: p.runningAddress(),
+    }));
   }
 
   /** Stops every worker and closes every port. */

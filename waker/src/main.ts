@@ -54,6 +54,7 @@ async function main(): Promise<void> {
         intervalS: config.metricsIntervalS,
         windowS: config.metricsWindowS,
         instances: () => fleet.instances(),
+        serviceKey: config.serviceKey,
         onError: (err) => logger.warn('metrics sample failed', { err: String(err) }),
       });
       sampler.start();

@@ -5,13 +5,14 @@ import {
   parseProcStat,
   parseSmapsRollupPss,
   parseThermal,
+  parseUptime,
   processCpuPct,
   processTree,
   procKey,
   systemCpuPct,
   ticksSince,
-} from '../src/metrics/parse';
-import type { ProcStat } from '../src/metrics/parse';
+} from '@persona-browser/service-kit';
+import type { ProcStat } from '@persona-browser/service-kit';
 import { scheduleFor } from '../src/metrics';
 
 const STAT_A = `cpu  1000 0 500 8000 500 0 0 0 0 0
@@ -55,6 +56,11 @@ describe('/proc/stat', () => {
 });
 
 describe('/proc/meminfo, /proc/loadavg, thermal zones', () => {
+  test('uptime: seconds since boot, the first number; junk is an error', () => {
+    expect(parseUptime('25904.64 26575.69\n')).toBe(25904.64);
+    expect(() => parseUptime('soon')).toThrow('/proc/uptime');
+  });
+
   test('MemTotal and MemAvailable in kB', () => {
     const text =
       'MemTotal:       24684084 kB\nMemFree:        23248296 kB\nMemAvailable:   23925468 kB\n';

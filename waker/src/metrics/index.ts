@@ -6,7 +6,8 @@
  *   const sampler = new MetricsSampler({
  *     intervalS: config.metricsInterval, // METRICS_INTERVAL, default 15
  *     windowS: config.metricsWindow, // METRICS_WINDOW, default 600
- *     instances: () => fleet.instances(), // [{ name, pid: host pid of the tree's root | null }]
+ *     instances: () => fleet.instances(), // [{ name, pid: host pid of the tree's root | null, worker }]
+ *     serviceKey: config.serviceKey, // the workers' key, for personas sampled over the network
  *     onError: (err) => logger.warn(`metrics sample failed: ${String(err)}`),
  *   });
  *   sampler.start(); // and sampler.stop() on shutdown

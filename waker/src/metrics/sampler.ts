@@ -6,25 +6,25 @@ import type {
   MetricsSample,
   SystemSample,
 } from '@persona-browser/contracts';
-import { errorMessage } from '@persona-browser/service-kit';
-import type { HostRoots } from './host';
+import type { HostPort } from '@persona-browser/contracts';
+import type { LoadAvg, MemInfo, TreeReading } from '@persona-browser/service-kit';
 import {
   REAL_HOST,
-  pageSizeKb,
-  readCpu,
-  readLoad,
-  readMem,
-  readProcesses,
-  readPssKb,
-  readTemp,
-} from './host';
-import type { CpuTimes, LoadAvg, MemInfo, ProcStat } from './parse';
-import { processCpuPct, processTree, procKey, systemCpuPct, ticksSince } from './parse';
+  errorMessage,
+  readTree,
+  systemCpuPct,
+  treeFigures,
+} from '@persona-browser/service-kit';
+import type { HostRoots } from './host';
+import { readLoad, readMem, readTemp } from './host';
+import { readWorkerTree } from './worker-tree';
 
 export interface Instance {
   name: string;
   /** Host pid of the root of the persona's process tree; null while the persona is down. */
   pid: number | null;
+  /** Where the persona's worker answers, for sampling it over the network. */
+  worker?: HostPort | null;
 }
 
 export interface SamplerOptions {
@@ -37,17 +37,21 @@ export interface SamplerOptions {
   onError?: (err: unknown) => void;
   /** Where /proc and /sys are (tests). */
   roots?: HostRoots;
+  /**
+   * Whether a persona's tree figures come from its worker (its browser process tree, as the
+   * worker measures it in its own process namespace) rather than from this host's /proc: for
+   * drivers whose personas run where this host cannot see their processes. Default: never.
+   */
+  overNetwork?: (instance: Instance) => boolean;
+  /** The bearer key of the workers' API, for sampling over the network. */
+  serviceKey?: string | null;
+  /** How long a worker may take to answer its figures (ms, default 2000). */
+  workerTimeoutMs?: number;
 }
 
-/** One reading of the host's counters: what the next sample's deltas start from. */
-interface Reading {
-  cpu: CpuTimes;
-  /** utime + stime of every process of the host, by procKey. */
-  ticks: Map<string, number>;
-}
+type Reading = TreeReading;
 
 const round1 = (n: number): number => Math.round(n * 10) / 10;
-const round2 = (n: number): number => Math.round(n * 100) / 100;
 
 /**
  * The cron expression (node-cron, with a seconds field) for an interval. Intervals that divide
@@ -79,14 +83,11 @@ export function scheduleFor(intervalS: number): { expression: string; everySecon
  * whole process tree under its root pid (found through the ppid links of /proc/<pid>/stat),
  * kept for `windowS` seconds.
  *
- * Per persona: `cpu_pct` is the utime + stime the tree's processes used since the previous
- * sample, as a share of one core (summed over cores, so it can exceed 100); `rss_mb` is the
- * tree's resident memory counted as PSS (/proc/<pid>/smaps_rollup: pages shared between
- * processes, such as Chromium's shared libraries and shared memory, split among them), because
- * a plain RSS sum counts each shared page once per process and overstates a multi-process
- * browser several times over. A process whose smaps_rollup cannot be read (another user,
- * kernel before 4.14) adds its RSS instead. Reading smaps_rollup walks the process's page
- * tables: about a millisecond per Chromium process, once per interval.
+ * Per persona (service-kit's treeFigures): `cpu_pct` is the utime + stime the tree's processes
+ * used since the previous sample, as a share of one core (summed over cores, so it can exceed
+ * 100); `rss_mb` is the tree's memory counted as PSS. A persona the `overNetwork` option picks
+ * is sampled from its worker instead, which measures its browser's tree the same way (the
+ * worker's own process is not in it); a worker that does not answer in time counts as down.
  */
 export class MetricsSampler {
   private readonly roots: HostRoots;
@@ -152,18 +153,16 @@ export class MetricsSampler {
       this.lastSampleMs = Date.now();
       const ts = Math.round(this.lastSampleMs / 1000);
       const prev = this.previous ?? (await this.read());
-      const [cpu, procs, mem, load, temp] = await Promise.all([
-        readCpu(this.roots),
-        readProcesses(this.roots),
+      const [cur, mem, load, temp] = await Promise.all([
+        readTree(this.roots),
         readMem(this.roots),
         readLoad(this.roots),
         readTemp(this.roots),
       ]);
-      const cur: Reading = { cpu, ticks: ticksByKey(procs) };
       const sample: MetricsSample = {
         ts,
         system: this.system(prev, cur, mem, load, temp),
-        instances: await this.instances(prev, cur, procs),
+        instances: await this.instances(prev, cur),
       };
       this.previous = cur;
       this.add(sample);
@@ -184,9 +183,8 @@ export class MetricsSampler {
     if (keepFrom > 0) this.samples = this.samples.slice(keepFrom);
   }
 
-  private async read(): Promise<Reading> {
-    const [cpu, procs] = await Promise.all([readCpu(this.roots), readProcesses(this.roots)]);
-    return { cpu, ticks: ticksByKey(procs) };
+  private read(): Promise<Reading> {
+    return readTree(this.roots);
   }
 
   private system(
@@ -209,29 +207,31 @@ export class MetricsSampler {
   private async instances(
     prev: Reading,
     cur: Reading,
-    procs: ProcStat[],
   ): Promise<Record<string, InstanceSample | null>> {
-    const out: Record<string, InstanceSample | null> = {};
-    for (const { name, pid } of this.o.instances()) {
-      const tree = pid === null ? [] : processTree(procs, pid);
-      if (pid === null || tree.length === 0) {
-        out[name] = null;
-        continue;
-      }
-      const memKb = await Promise.all(
-        tree.map(async (p) => (await readPssKb(p.pid, this.roots)) ?? p.rssPages * pageSizeKb()),
-      );
-      out[name] = {
-        pid,
-        procs: tree.length,
-        cpu_pct: round1(processCpuPct(ticksSince(tree, prev.ticks), prev.cpu, cur.cpu)),
-        rss_mb: round2(memKb.reduce((a, b) => a + b, 0) / 1024),
-      };
-    }
-    return out;
+    const list = this.o.instances();
+    const figures = await Promise.all(list.map((instance) => this.figures(instance, prev, cur)));
+    return Object.fromEntries(list.map(({ name }, i) => [name, figures[i] ?? null]));
   }
-}
 
-function ticksByKey(procs: ProcStat[]): Map<string, number> {
-  return new Map(procs.map((p) => [procKey(p), p.ticks]));
+  /** One persona's tree: from its worker when `overNetwork` picks it, else from this host. */
+  private async figures(
+    instance: Instance,
+    prev: Reading,
+    cur: Reading,
+  ): Promise<InstanceSample | null> {
+    if (!this.o.overNetwork?.(instance)) {
+      return instance.pid === null ? null : treeFigures(instance.pid, prev, cur, this.roots);
+    }
+    if (!instance.worker) return null;
+    try {
+      return await readWorkerTree(
+        instance.worker,
+        this.o.serviceKey ?? null,
+        this.o.workerTimeoutMs ?? 2_000,
+      );
+    } catch (err) {
+      this.onError(new Error(`${instance.name}: ${errorMessage(err)}`));
+      return null;
+    }
+  }
 }
