@@ -27,12 +27,13 @@ export function withJsonParsed(body: Record<string, unknown>): Record<string, un
 }
 
 /**
- * `body` as the UTF-8 bytes of its JSON, its top-level JsonText values spliced in as they are:
- * the text `JSON.stringify` gives for the parsed body, up to how strings are escaped.
+ * `body` as the UTF-8 bytes of its JSON, in pieces to be written one after the other, its
+ * top-level JsonText values spliced in as the very buffers they are (no copy): the text
+ * `JSON.stringify` gives for the parsed body, up to how strings are escaped.
  */
-export function encodeJson(body: Record<string, unknown>): Buffer {
+export function encodeJson(body: Record<string, unknown>): Buffer[] {
   const values = Object.values(body);
-  if (!values.some((v) => v instanceof JsonText)) return Buffer.from(JSON.stringify(body));
+  if (!values.some((v) => v instanceof JsonText)) return [Buffer.from(JSON.stringify(body))];
   const parts: Buffer[] = [];
   let text = '{';
   let first = true;
@@ -50,5 +51,5 @@ export function encodeJson(body: Record<string, unknown>): Buffer {
     }
   }
   parts.push(Buffer.from(`${text}}`));
-  return Buffer.concat(parts);
+  return parts;
 }

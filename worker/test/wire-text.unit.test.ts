@@ -115,7 +115,7 @@ describe('evaluatedStringPair', () => {
 describe('encodeJson', () => {
   test('a body without JSON text: what JSON.stringify gives', () => {
     const body = { success: true, page_id: 'p"1', n: 3, skip: undefined, nested: { a: [1, 'é'] } };
-    expect(encodeJson(body).toString()).toBe(JSON.stringify(body));
+    expect(Buffer.concat(encodeJson(body)).toString()).toBe(JSON.stringify(body));
   });
 
   test('JSON text spliced in where it stands, fields without a JSON form left out', () => {
@@ -127,7 +127,7 @@ describe('encodeJson', () => {
       also: undefined,
       content_length: html.length,
     };
-    const text = encodeJson(body).toString();
+    const text = Buffer.concat(encodeJson(body)).toString();
     expect(JSON.parse(text)).toEqual({ success: true, content: html, content_length: html.length });
     expect(Object.keys(JSON.parse(text) as object)).toEqual([
       'success',
