@@ -110,7 +110,14 @@ describe('front door', () => {
     expect(replies.map((r) => r.body.echo)).toEqual(['/req/1', '/req/2', '/req/3']);
     // One worker served them all.
     expect(new Set(replies.map((r) => r.body.pid)).size).toBe(1);
-    expect(fleet.instances()).toEqual([{ name: 'echo', pid: replies[0]?.body.pid }]);
+    // The fleet's instances name it, with the address its metrics can be read at.
+    expect(fleet.instances()).toEqual([
+      {
+        name: 'echo',
+        pid: replies[0]?.body.pid,
+        worker: { host: '127.0.0.1', port: expect.any(Number) },
+      },
+    ]);
   });
 });
 
