@@ -13,7 +13,7 @@ import {
   onChildSessionReady,
   targetTypeOf,
 } from '../src/browser/cdp/child-sessions';
-import { browserProcess } from '../src/browser/cdp/chromium-launcher';
+import { browserProcess, browserWire } from '../src/browser/cdp/chromium-launcher';
 import { ChromiumPipeTransport } from '../src/browser/cdp/pipe-transport';
 import { onPageSessionSwap, pageSession, pageTargetId } from '../src/browser/cdp/page-session';
 import { PuppeteerMoved, callPrivate } from '../src/browser/cdp/private-access';
@@ -261,6 +261,45 @@ describe("the worker's connection answers Runtime.enable itself", () => {
     const [a, b] = await Promise.all([workerBrowser(), workerBrowser()]);
     expect(await probe(a)).toBe('stack read:false webdriver:false');
     expect(await probe(b)).toBe('stack read:false webdriver:false');
+  });
+});
+
+describe('the side channel whose replies stay unparsed', () => {
+  test("a command's reply comes back as Chromium's text and never reaches puppeteer, nor does the reply to one given up on", async () => {
+    const browser = await workerBrowser();
+    const wire = browserWire(browser);
+    if (!wire) throw new Error('a browser of the launcher has a side channel');
+    const page = (await browser.pages())[0] ?? (await browser.newPage());
+    const sessionId = pageSession(page).id();
+    // Every message passed on towards puppeteer.
+    const passed: string[] = [];
+    const forward = wire.onmessage;
+    wire.onmessage = (message) => {
+      passed.push(message);
+      forward?.(message);
+    };
+    const reply = await wire.command(sessionId, 'Runtime.evaluate', {
+      expression: '"caf\u00e9 \\"q\\""',
+      returnByValue: true,
+    });
+    expect(reply.bytes.toString()).toContain('"value":"caf\\u00e9 \\"q\\""');
+    // Given up on before Chromium answers (the evaluation waits 300 ms).
+    const slow = wire.command(
+      sessionId,
+      'Runtime.evaluate',
+      { expression: 'new Promise((r) => setTimeout(() => r(1), 300))', awaitPromise: true },
+      AbortSignal.timeout(50),
+    );
+    await expect(slow).rejects.toThrow();
+    await new Promise((r) => setTimeout(r, 600));
+    // Puppeteer still answers on the same connection: nothing it did not ask for upset it.
+    const still = await pageSession(page).send('Runtime.evaluate', {
+      expression: '1 + 1',
+      returnByValue: true,
+    });
+    expect(still.result.value).toBe(2);
+    const ours = passed.filter((m) => /"id":1[5-9]\d{8}\b/.test(m.slice(0, 24)));
+    expect(ours).toEqual([]);
   });
 });
 

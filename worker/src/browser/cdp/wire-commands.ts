@@ -41,6 +41,8 @@ export class WireCommands implements ConnectionTransport {
   onclose?: () => void;
   private nextId = FIRST_ID;
   private readonly waiting = new Map<number, Waiting>();
+  /** Commands sent and not answered yet, the ones given up on (aborted) included. */
+  private unanswered = 0;
   private closed = false;
 
   constructor(private readonly inner: BytesTransport) {
@@ -98,6 +100,7 @@ export class WireCommands implements ConnectionTransport {
       });
       try {
         this.inner.send(JSON.stringify({ id, method, params, sessionId }));
+        this.unanswered += 1;
       } catch (err) {
         this.waiting.delete(id);
         done();
@@ -106,17 +109,21 @@ export class WireCommands implements ConnectionTransport {
     });
   }
 
-  /** Takes out a reply to one of our commands, still as bytes; false for every other message. */
+  /**
+   * Takes out a reply to one of our commands, still as bytes; false for every other message. A
+   * reply to a command given up on is dropped: puppeteer never sent that id.
+   */
   private settle(message: Buffer): boolean {
-    if (this.waiting.size === 0) return false;
+    if (this.unanswered === 0) return false;
     const at = message.subarray(0, ID_WITHIN).indexOf(ID_KEY);
     if (at < 0) return false;
     const digits = at + ID_KEY.length;
     const id = Number.parseInt(message.toString('latin1', digits, digits + 12), 10);
+    if (!(id >= FIRST_ID && id < this.nextId)) return false;
+    this.unanswered -= 1;
     const waiting = this.waiting.get(id);
-    if (!waiting) return false;
     this.waiting.delete(id);
-    waiting.resolve({ id, method: waiting.method, sessionId: waiting.sessionId, bytes: message });
+    waiting?.resolve({ id, method: waiting.method, sessionId: waiting.sessionId, bytes: message });
     return true;
   }
 }
