@@ -49,34 +49,29 @@ export async function readPssKb(pid: number, r: HostRoots = REAL_HOST): Promise<
   }
 }
 
-let pageKb: number | null = null;
-let clockHz: number | null = null;
+/** `getconf NAME` as a positive number, read once; `fallback` where it cannot be read. */
+function getconfOnce(name: string, fallback: number): () => number {
+  let value: number | null = null;
+  return () => {
+    if (value === null) {
+      try {
+        value = Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim());
+      } catch {
+        value = fallback;
+      }
+      if (!Number.isFinite(value) || value <= 0) value = fallback;
+    }
+    return value;
+  };
+}
 
 /** Clock ticks per second (USER_HZ: the unit of /proc/<pid>/stat times), 100 where unknown. */
-export function clockTicksPerSecond(): number {
-  if (clockHz === null) {
-    try {
-      clockHz = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-    } catch {
-      clockHz = 100;
-    }
-    if (!Number.isFinite(clockHz) || clockHz <= 0) clockHz = 100;
-  }
-  return clockHz;
-}
+export const clockTicksPerSecond = getconfOnce('CLK_TCK', 100);
+
+const pageSizeBytes = getconfOnce('PAGESIZE', 4096);
 
 /** The page size in kB (the unit of the rss field of /proc/<pid>/stat). */
-export function pageSizeKb(): number {
-  if (pageKb === null) {
-    try {
-      pageKb = Number(execFileSync('getconf', ['PAGESIZE'], { encoding: 'utf8' }).trim()) / 1024;
-    } catch {
-      pageKb = 4;
-    }
-    if (!Number.isFinite(pageKb) || pageKb <= 0) pageKb = 4;
-  }
-  return pageKb;
-}
+export const pageSizeKb = (): number => pageSizeBytes() / 1024;
 
 /** One reading of the host's counters: what the next figures' CPU deltas start from. */
 export interface TreeReading {
