@@ -100,6 +100,8 @@ export class SwarmCluster {
   /** Docker sets FORWARD's policy to drop: traffic between the namespaces needs this rule. */
   private readonly forwardRule = ['FORWARD', '-i', this.bridge, '-o', this.bridge, '-j', 'ACCEPT'];
   private ownsSwarm = false;
+  /** Holds the machine's cluster lock (see holdClusterLock) until teardown. */
+  lock: ChildProcess | null = null;
   private ruleAdded = false;
   private tornDown: Promise<void> | null = null;
 
@@ -107,6 +109,8 @@ export class SwarmCluster {
     private readonly prefix: string,
     private readonly hadGwBridge: boolean,
     hostname: string,
+    /** Where Swarm takes overlay subnets from. */
+    private readonly addrPool: string,
   ) {
     this.subnet = `${prefix}.0/24`;
     this.manager = swarmNode(hostname, `${prefix}.1`, MANAGER_HOST, null);
@@ -125,7 +129,7 @@ export class SwarmCluster {
   }
 
   /** The bridge, one namespace and veth pair per worker, their engines, the swarm. */
-  async start(workers: number, addrPool: string): Promise<void> {
+  async start(workers: number): Promise<void> {
     await run('ip', ['link', 'add', this.bridge, 'type', 'bridge']);
     await run('ip', ['addr', 'add', `${this.manager.address}/24`, 'dev', this.bridge]);
     await run('ip', ['link', 'set', this.bridge, 'up']);
@@ -137,7 +141,7 @@ export class SwarmCluster {
     // A 1 s heartbeat (Swarm's default is 5 s): a node whose engine stops is Down in seconds.
     const init = ['swarm', 'init', '--advertise-addr', m.address];
     init.push('--listen-addr', `${m.address}:2377`, '--dispatcher-heartbeat', '1s');
-    init.push('--default-addr-pool', addrPool, '--default-addr-pool-mask-length', '24');
+    init.push('--default-addr-pool', this.addrPool, '--default-addr-pool-mask-length', '24');
     await this.docker(m, init).finally(async () => {
       // Ours only when it advertises the run's address (another may have made one meanwhile).
       const addr = await this.docker(m, ['info', '--format', '{{.Swarm.NodeAddr}}']);
@@ -323,6 +327,8 @@ export class SwarmCluster {
       for (const p of under.sort().reverse()) await run('umount', ['-l', p]).catch(() => '');
       fs.rmSync(this.dir, { recursive: true, force: true });
     });
+    this.lock?.kill();
+    this.lock = null;
     if (problems.length)
       throw new Error(`swarm teardown left work undone:\n${problems.join('\n')}`);
   }
@@ -365,6 +371,37 @@ export class SwarmCluster {
 const running = (e: WorkerEngine): boolean =>
   e.child !== null && e.child.exitCode === null && e.child.signalCode === null;
 
+const LOCK_FILE = '/tmp/persona-browser-swarm.lock';
+
+/**
+ * The manager is this machine's one engine, so one cluster at a time: test processes (and
+ * worktrees) queue on a lock file. A `flock` child holds it while its stdin stays open; it ends
+ * with this process, so a crashed test never leaves the lock taken.
+ */
+function holdClusterLock(timeoutMs = 30 * 60_000): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('flock', [LOCK_FILE, 'sh', '-c', 'echo held; exec cat'], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`another Swarm cluster test held ${LOCK_FILE} for ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.stdout?.once('data', () => {
+      clearTimeout(timer);
+      resolve(child);
+    });
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`flock on ${LOCK_FILE} exited with ${code}`));
+    });
+  });
+}
+
 /**
  * Starts a cluster: the manager (this machine's engine, which must not be in a swarm yet) and
  * `workers` namespaced engines, all Ready. The bridge takes a free 172.16.x.0/24, and Swarm
@@ -377,20 +414,29 @@ export async function startSwarmCluster(opts: { workers?: number } = {}): Promis
       'a Swarm cluster on one machine needs root: network namespaces, veth, iptables',
     );
   }
-  const state = (await run('docker', ['info', '--format', '{{.Swarm.LocalNodeState}}'])).trim();
-  if (state !== 'inactive') {
-    throw new Error(
-      `this machine's Docker engine is already in a swarm (state "${state}"): refusing to touch it`,
-    );
-  }
-  const used = await rangesInUse();
-  const prefix = freeBlock(used, (x) => `172.16.${x}.0`, 24).slice(0, -2);
-  const pool = `${freeBlock(used, (x) => `10.${x}.0.0`, 16)}/16`;
-  const networks = listed(await run('docker', ['network', 'ls', '--format', '{{.Name}}']));
-  const hostname = (await run('hostname', [])).trim();
-  const cluster = new SwarmCluster(prefix, networks.includes('docker_gwbridge'), hostname);
+  const lock = await holdClusterLock();
+  let cluster: SwarmCluster;
   try {
-    await cluster.start(opts.workers ?? 2, pool);
+    const state = await run('docker', ['info', '--format', '{{.Swarm.LocalNodeState}}']);
+    if (state.trim() !== 'inactive') {
+      throw new Error(
+        `this machine's Docker engine is already in a swarm (state "${state.trim()}"): ` +
+          'refusing to touch it',
+      );
+    }
+    const used = await rangesInUse();
+    const prefix = freeBlock(used, (x) => `172.16.${x}.0`, 24).slice(0, -2);
+    const pool = `${freeBlock(used, (x) => `10.${x}.0.0`, 16)}/16`;
+    const networks = listed(await run('docker', ['network', 'ls', '--format', '{{.Name}}']));
+    const hostname = (await run('hostname', [])).trim();
+    cluster = new SwarmCluster(prefix, networks.includes('docker_gwbridge'), hostname, pool);
+  } catch (err) {
+    lock.kill();
+    throw err;
+  }
+  cluster.lock = lock;
+  try {
+    await cluster.start(opts.workers ?? 2);
     return cluster;
   } catch (err) {
     await cluster.teardown().catch(() => undefined);
