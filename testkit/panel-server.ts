@@ -79,6 +79,7 @@ export function persona(name: string, port: number, over: Partial<PersonaInfo>):
     last_request: new Date(Date.now() - 12_000).toISOString(),
     error: null,
     proxy: null,
+    node: null,
     ...over,
   };
 }

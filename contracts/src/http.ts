@@ -4,6 +4,11 @@ import http from 'node:http';
 export interface HostPort {
   host: string;
   port: number;
+  /**
+   * How to reach it when a plain connection cannot (a worker on an overlay network the caller
+   * is not on): an agent whose connections go through a tunnel. Absent: a direct connection.
+   */
+  agent?: http.Agent;
 }
 
 /** A JSON service answered with something other than 200. */
@@ -34,7 +39,7 @@ export function getJson(
         port: address.port,
         path: route,
         method: 'GET',
-        agent: false,
+        agent: address.agent ?? false,
         headers,
       },
       (res) => {

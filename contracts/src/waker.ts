@@ -27,6 +27,11 @@ export interface PersonaInfo {
   error: string | null;
   /** The persona's proxy identity (a sleepy persona with PROXY_COUNTRY), else null. */
   proxy: ProxyStatus | null;
+  /**
+   * The cluster node that holds the persona (WAKER_DRIVER=swarm), else null. When that node is
+   * down, `error` says so and names it.
+   */
+  node: string | null;
 }
 
 /**
@@ -74,6 +79,7 @@ export const personaInfoSchema = Joi.object<PersonaInfo, true>({
   last_request: Joi.string().isoDate().allow(null).required(),
   error: Joi.string().allow(null).required(),
   proxy: proxyStatusSchema.allow(null).required(),
+  node: Joi.string().allow(null).required(),
 }).label('Persona');
 
 export const personaListSchema = Joi.object<PersonaList, true>({

@@ -9,7 +9,7 @@ import {
   templateProblem,
 } from './identity/make';
 
-export type DriverKind = 'docker' | 'process';
+export type DriverKind = 'docker' | 'process' | 'swarm';
 
 /**
  * How the waker makes proxy identities for personas with PROXY_COUNTRY. The account and the
@@ -58,6 +58,8 @@ export interface WakerConfig {
    */
   supervisorPid: number | null;
   identity: IdentitySettings;
+  /** WAKER_DRIVER=swarm: the overlay the workers are on, and their folders on each node. */
+  swarm: { network: string; dataDir: string };
 }
 
 export const DOCKER_SOCKET = '/var/run/docker.sock';
@@ -84,6 +86,8 @@ interface WakerEnv {
   PROXY_USERNAME?: string;
   PROXY_PASSWORD?: string;
   GEOIP_TOKEN?: string;
+  SWARM_NETWORK: string;
+  SWARM_DATA_DIR: string;
 }
 
 const schema = Joi.object<WakerEnv, true>({
@@ -96,7 +100,7 @@ const schema = Joi.object<WakerEnv, true>({
     .min(Joi.ref('METRICS_INTERVAL'))
     .default(600)
     .messages({ 'number.min': '"METRICS_WINDOW" must be at least METRICS_INTERVAL' }),
-  WAKER_DRIVER: Joi.string().valid('docker', 'process'),
+  WAKER_DRIVER: Joi.string().valid('docker', 'process', 'swarm'),
   PERSONA_IMAGE: Joi.string().default('persona-browser:latest'),
   FLEET_ID: Joi.string()
     .pattern(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/)
@@ -137,6 +141,20 @@ const schema = Joi.object<WakerEnv, true>({
   PROXY_USERNAME: Joi.string().allow('').empty(''),
   PROXY_PASSWORD: Joi.string().allow('').empty(''),
   GEOIP_TOKEN: Joi.string().allow('').empty(''),
+  SWARM_NETWORK: Joi.string()
+    .pattern(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/)
+    .allow('')
+    .empty('')
+    .default('persona-browser')
+    .messages({ 'string.pattern.base': '"SWARM_NETWORK" may hold letters, digits, _ . - only' }),
+  SWARM_DATA_DIR: Joi.string()
+    .pattern(/^\//)
+    .allow('')
+    .empty('')
+    .default('/var/lib/persona-browser/personas')
+    .messages({
+      'string.pattern.base': '"SWARM_DATA_DIR" must be an absolute path (on every node)',
+    }),
 }).unknown(true);
 
 /**
@@ -185,5 +203,6 @@ export function loadWakerConfig(
       proxyPassword: v.PROXY_PASSWORD ?? null,
       geoipToken: v.GEOIP_TOKEN ?? null,
     },
+    swarm: { network: v.SWARM_NETWORK, dataDir: v.SWARM_DATA_DIR },
   };
 }

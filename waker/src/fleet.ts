@@ -86,6 +86,7 @@ export class Fleet {
       }
     }
     driver.onExit((handle, info) => this.personas.get(handle.persona)?.onExit(handle, info));
+    driver.onNodeReady?.((node) => this.nodeReady(node));
 
     for (const persona of this.personas.values()) {
       if (persona.state === 'crashed') continue;
@@ -148,6 +149,19 @@ export class Fleet {
         ),
       ),
     );
+  }
+
+  /**
+   * A node is back: its always-on personas, which failed while it was away, start now rather
+   * than when their back-off next tries.
+   */
+  private nodeReady(node: string): void {
+    this.opts.logger.info('node ready', { node });
+    for (const p of this.personas.values()) {
+      if (p.node === node && p.spec.mode === 'always-on' && p.state === 'crashed') {
+        p.wake().catch((err: unknown) => this.opts.logger.error(errorMessage(err)));
+      }
+    }
   }
 
   private tick(): void {

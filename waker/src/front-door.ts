@@ -94,11 +94,20 @@ export class FrontDoor {
       ended = true;
       persona.activity.requestEnded();
     });
+    // A persona whose node is down is answered at once, never left to a connect timeout.
+    const down = persona.nodeProblem();
+    if (down) {
+      sendError(res, 503, `persona ${persona.name} is unavailable: ${down}`);
+      return;
+    }
     const forward = (target: Address): void => {
       if (res.destroyed) return;
-      this.proxy.web(req, res, { target, agent: persona.agent }, (err) => {
+      const to = { host: target.host, port: target.port };
+      this.proxy.web(req, res, { target: to, agent: persona.agent }, (err) => {
         this.logger.warn('proxy error', { persona: persona.name, error: err.message });
-        sendError(res, 502, `persona ${persona.name}: worker did not answer (${err.message})`);
+        const problem = persona.nodeProblem();
+        if (problem) sendError(res, 503, `persona ${persona.name} is unavailable: ${problem}`);
+        else sendError(res, 502, `persona ${persona.name}: worker did not answer (${err.message})`);
       });
     };
     // A running worker is served at once; only a sleeping one makes the request wait.
@@ -130,10 +139,17 @@ export class FrontDoor {
       persona.activity.socketClosed();
     });
     socket.on('error', () => undefined);
+    const down = persona.nodeProblem();
+    if (down) {
+      refuseUpgrade(socket, 503, `persona ${persona.name} is unavailable: ${down}`);
+      return;
+    }
     persona.ensureRunning().then(
       (target) => {
         if (socket.destroyed) return;
-        this.proxy.ws(req, socket, head, { target }, (err) => {
+        const to = { host: target.host, port: target.port };
+        const options = target.agent ? { target: to, agent: target.agent } : { target: to };
+        this.proxy.ws(req, socket, head, options, (err) => {
           this.logger.warn('websocket proxy error', { persona: persona.name, error: err.message });
           socket.destroy();
         });

@@ -12,6 +12,7 @@ import { PersonaLifecycle } from './persona-lifecycle';
 import { WorkerPings } from './persona-pings';
 import type { PersonaEvent } from './persona-lifecycle';
 import type { PersonaSpec } from './personas';
+import { recordNode } from './personas';
 import { isReady } from './worker-client';
 
 /** A start that did not succeed; `fatal` ones (a port conflict) are never retried. */
@@ -54,7 +55,7 @@ export class Persona {
   private healthFails = 0;
   private exitDuringStart: ExitInfo | null = null;
   /** Keep-alive connections to the current worker; replaced with each instance. */
-  agent = new http.Agent({ keepAlive: true });
+  private ownAgent = new http.Agent({ keepAlive: true });
   private readonly pings = new WorkerPings();
 
   constructor(
@@ -84,6 +85,25 @@ export class Persona {
     return this.lifecycle.error;
   }
 
+  /**
+   * The connections to the worker: the driver's own where its address needs one (a tunnel
+   * into a cluster's overlay), else the persona's keep-alive agent.
+   */
+  get agent(): http.Agent {
+    return this.worker?.handle.address.agent ?? this.ownAgent;
+  }
+
+  /** The node that holds the persona in a cluster, else null. */
+  get node(): string | null {
+    return this.worker?.handle.node ?? this.spec.node ?? null;
+  }
+
+  /** Why the persona's node cannot serve it now ("node w2 is down"), else null. */
+  nodeProblem(): string | null {
+    const node = this.node;
+    return node ? (this.opts.driver.nodeProblem?.(node) ?? null) : null;
+  }
+
   private get log(): Logger {
     return this.opts.logger.child({ persona: this.name });
   }
@@ -109,8 +129,9 @@ export class Persona {
       commit: this.commit,
       idle_seconds: this.activity.idleSeconds(now),
       last_request: this.activity.lastRequestIso(),
-      error: this.error,
+      error: this.nodeProblem() ?? this.error,
       proxy: this.proxyStatus(),
+      node: this.node,
     };
   }
 
@@ -170,8 +191,7 @@ export class Persona {
     this.apply('wake');
     this.exitDuringStart = null;
     // Connections kept alive to an earlier instance lead nowhere now.
-    this.agent.destroy();
-    this.agent = new http.Agent({ keepAlive: true });
+    this.renewAgent();
     try {
       await this.identity.renew();
     } catch (err) {
@@ -188,8 +208,10 @@ export class Persona {
         env: this.opts.workerEnv,
         memoryLimitMb: this.spec.memoryLimitMb,
         cpus: this.spec.cpus,
+        node: this.spec.node ?? null,
       });
       this.worker = { handle, paused: false, pausedAt: 0, upSince: 0 };
+      if (handle.node && handle.node !== this.spec.node) this.placedOn(handle.node);
       await this.waitReady(handle);
     } catch (err) {
       const message = errorMessage(err);
@@ -266,8 +288,7 @@ export class Persona {
         await this.opts.driver.stop(worker.handle);
       } finally {
         this.workerGone();
-        this.agent.destroy();
-        this.agent = new http.Agent({ keepAlive: true });
+        this.renewAgent();
       }
       if (!this.fatal) this.apply('stopped', null);
     } else if (!this.fatal) this.apply('sleep', null);
@@ -393,6 +414,22 @@ export class Persona {
   shutdown(): Promise<void> {
     this.closed = true;
     this.backoff.cancel();
-    return this.serial(() => this.doStop()).finally(() => this.agent.destroy());
+    return this.serial(() => this.doStop()).finally(() => this.ownAgent.destroy());
+  }
+
+  private renewAgent(): void {
+    this.ownAgent.destroy();
+    this.ownAgent = new http.Agent({ keepAlive: true });
+  }
+
+  /** The driver placed a new persona: persona.env records the node, which holds its folder. */
+  private placedOn(node: string): void {
+    this.spec.node = node;
+    try {
+      recordNode(this.spec.dir, node);
+      this.log.info('persona placed', { node });
+    } catch (err) {
+      this.log.error('cannot record NODE in persona.env', { node, error: errorMessage(err) });
+    }
   }
 }

@@ -23,6 +23,11 @@ export interface PersonaSpec {
    * identity exiting in this country. Absent for a persona without one.
    */
   proxyCountry?: string;
+  /**
+   * NODE: the cluster node that holds the persona's folder (Swarm). Absent: the driver places
+   * a new persona and the waker records its choice here and in persona.env.
+   */
+  node?: string;
 }
 
 /** A persona folder that cannot run: one line naming the persona and the variable. */
@@ -40,6 +45,7 @@ interface PersonaEnv {
   MEMORY_LIMIT_MB?: number;
   CPUS?: number;
   PROXY_COUNTRY?: string;
+  NODE?: string;
 }
 
 const schema = Joi.object<PersonaEnv>({
@@ -62,6 +68,12 @@ const schema = Joi.object<PersonaEnv>({
         '"PROXY_COUNTRY" is for sleepy personas only: an identity is made at each wake',
     }),
   }),
+  NODE: Joi.string()
+    .allow('')
+    .empty('')
+    .pattern(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/)
+    .max(253)
+    .messages({ 'string.pattern.base': '"NODE" must be a node\'s hostname' }),
 })
   .unknown(true)
   .prefs({ convert: true, abortEarly: true });
@@ -115,7 +127,30 @@ export function readPersona(dir: string): PersonaSpec | PersonaProblem {
     memoryLimitMb: value.MEMORY_LIMIT_MB ?? null,
     cpus: value.CPUS ?? null,
     ...(proxyCountry ? { proxyCountry } : {}),
+    ...(value.NODE ? { node: value.NODE } : {}),
   };
+}
+
+/**
+ * Records the node a persona was placed on as `NODE=` in its persona.env: the line replaced
+ * where there is one, else added. Written beside and renamed over, so a reader never sees half.
+ */
+export function recordNode(dir: string, node: string): void {
+  const file = path.join(dir, 'persona.env');
+  const text = fs.readFileSync(file, 'utf8');
+  const lines = text.split('\n');
+  const at = lines.findIndex((l) => /^\s*(export\s+)?NODE\s*=/.test(l));
+  if (at >= 0) lines[at] = `NODE=${node}`;
+  else {
+    if (lines[lines.length - 1] === '') lines.pop();
+    lines.push(`NODE=${node}`, '');
+  }
+  const tmp = `${file}.${process.pid}.tmp`;
+  const stat = fs.statSync(file);
+  fs.writeFileSync(tmp, lines.join('\n'), { mode: stat.mode });
+  // A waker running as root leaves the file to the user who owns it.
+  if (process.getuid?.() === 0) fs.chownSync(tmp, stat.uid, stat.gid);
+  fs.renameSync(tmp, file);
 }
 
 export const isProblem = (p: PersonaSpec | PersonaProblem): p is PersonaProblem => 'variable' in p;

@@ -2,6 +2,7 @@ import type { WakerConfig } from '../config';
 import type { Logger } from '@persona-browser/service-kit';
 import { DockerDriver } from './docker';
 import { ProcessDriver } from './process';
+import { SwarmDriver } from './swarm';
 import type { RuntimeDriver } from './types';
 
 export type { RuntimeDriver } from './types';
@@ -16,6 +17,16 @@ export async function createDriver(config: WakerConfig, logger: Logger): Promise
         repoRoot: config.repoRoot,
         wakerPort: config.port,
         logger,
+      });
+    case 'swarm':
+      return SwarmDriver.create({
+        fleetId: config.fleetId,
+        image: config.image,
+        repoRoot: config.repoRoot,
+        wakerPort: config.port,
+        logger,
+        network: config.swarm.network,
+        dataDir: config.swarm.dataDir,
       });
     case 'process':
       return new ProcessDriver({

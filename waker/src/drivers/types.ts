@@ -3,6 +3,7 @@
  * answers. Docker and local child processes today; a Swarm service or a Kubernetes pod fits the
  * same shape (start → an address; stop; find again by labels; an exit notice).
  */
+import type { HostPort } from '@persona-browser/contracts';
 
 /** What a worker needs to run as one persona. */
 export interface InstanceSpec {
@@ -14,13 +15,13 @@ export interface InstanceSpec {
   env: Record<string, string>;
   memoryLimitMb: number | null;
   cpus: number | null;
+  /** The node that holds the persona's folder (`NODE=` in persona.env); null: the driver
+   * chooses (a cluster) or there is only one (a single server). */
+  node: string | null;
 }
 
-/** Where a running worker's HTTP port answers. */
-export interface Address {
-  host: string;
-  port: number;
-}
+/** Where a running worker's HTTP port answers (and, for a cluster, the tunnel that reaches it). */
+export type Address = HostPort;
 
 /** One running (or adopted) worker. */
 export interface InstanceHandle {
@@ -30,6 +31,8 @@ export interface InstanceHandle {
   address: Address;
   /** Host pid of the root of the worker's process tree (metrics), null where unknown. */
   pid: number | null;
+  /** The cluster node it runs on; absent on a single server. */
+  node?: string;
 }
 
 /** An instance the driver found from an earlier run of the waker (labels, pid markers). */
@@ -62,6 +65,13 @@ export interface RuntimeDriver {
   findExisting(): Promise<FoundInstance[]>;
   /** Called once per instance that ends without `stop` having been asked. */
   onExit(listener: (handle: InstanceHandle, info: ExitInfo) => void): void;
+  /**
+   * Why a node cannot run personas now ("node w2 is down"), null when it can. Drivers of one
+   * server have no nodes and leave this out.
+   */
+  nodeProblem?(node: string): string | null;
+  /** Called when a node that was down is ready again. */
+  onNodeReady?(listener: (node: string) => void): void;
   /** Releases the driver's own resources (event streams); instances are stopped by the caller. */
   close(): Promise<void>;
 }

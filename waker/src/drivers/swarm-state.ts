@@ -1,0 +1,102 @@
+/**
+ * What the Swarm driver reads back from the manager: nodes, tasks and services, from the
+ * engine's loosely typed JSON into the few fields the driver uses.
+ */
+import { isRecord } from '@persona-browser/service-kit';
+import type { NodeRoom } from './swarm-plan';
+import { FLEET_LABEL, PERSONA_LABEL } from './swarm-plan';
+
+export interface SwarmNodeInfo extends NodeRoom {
+  id: string;
+  /** The engine's own words when it is not ready ("heartbeat failure"). */
+  message: string;
+}
+
+export interface TaskInfo {
+  serviceId: string;
+  nodeId: string;
+  state: string;
+  desired: string;
+  /** Status.Err: why a task failed or cannot be placed ("no suitable node …"). */
+  error: string;
+  exitCode: number | null;
+  /** When the engine last changed it (ISO), to pick a service's latest task. */
+  updated: string;
+}
+
+export interface ServiceInfo {
+  id: string;
+  name: string;
+  version: number;
+  persona: string;
+  replicas: number;
+  /** From its placement constraint `node.hostname==…`. */
+  node: string | null;
+  forceUpdate: number;
+}
+
+const rec = (v: unknown): Record<string, unknown> => (isRecord(v) ? v : {});
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+
+export function readNode(raw: unknown): SwarmNodeInfo {
+  const node = rec(raw);
+  const description = rec(node.Description);
+  const status = rec(node.Status);
+  return {
+    id: str(node.ID),
+    hostname: str(description.Hostname),
+    ready: str(status.State) === 'ready',
+    active: str(rec(node.Spec).Availability) === 'active',
+    memoryMb: Math.floor(num(rec(description.Resources).MemoryBytes) / (1024 * 1024)),
+    message: str(status.Message) || str(status.State),
+  };
+}
+
+export function readTask(raw: unknown): TaskInfo {
+  const task = rec(raw);
+  const status = rec(task.Status);
+  const container = rec(status.ContainerStatus);
+  return {
+    serviceId: str(task.ServiceID),
+    nodeId: str(task.NodeID),
+    state: str(status.State),
+    desired: str(task.DesiredState),
+    error: str(status.Err) || str(status.Message),
+    exitCode: typeof container.ExitCode === 'number' ? container.ExitCode : null,
+    updated: str(task.UpdatedAt),
+  };
+}
+
+const HOSTNAME_CONSTRAINT = /^node\.hostname\s*==\s*(\S+)$/;
+
+/** A persona service of this fleet, else null (another fleet's, or not ours at all). */
+export function readService(raw: unknown, fleetId: string): ServiceInfo | null {
+  const service = rec(raw);
+  const spec = rec(service.Spec);
+  const labels = rec(spec.Labels);
+  if (labels[FLEET_LABEL] !== fleetId || typeof labels[PERSONA_LABEL] !== 'string') return null;
+  const template = rec(spec.TaskTemplate);
+  const constraints = rec(template.Placement).Constraints;
+  const node = (Array.isArray(constraints) ? constraints : [])
+    .map((c) => HOSTNAME_CONSTRAINT.exec(str(c))?.[1])
+    .find((h): h is string => typeof h === 'string');
+  return {
+    id: str(service.ID),
+    name: str(spec.Name),
+    version: num(rec(service.Version).Index),
+    persona: labels[PERSONA_LABEL],
+    replicas: num(rec(rec(spec.Mode).Replicated).Replicas),
+    node: node ?? null,
+    forceUpdate: num(template.ForceUpdate),
+  };
+}
+
+/** The latest task of a service (by the engine's update time), or null. */
+export function latestTask(tasks: TaskInfo[], serviceId: string): TaskInfo | null {
+  let latest: TaskInfo | null = null;
+  for (const t of tasks) {
+    if (t.serviceId === serviceId && (!latest || t.updated > latest.updated)) latest = t;
+  }
+  return latest;
+}

@@ -1,0 +1,466 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Docker from 'dockerode';
+import type { Logger } from '@persona-browser/service-kit';
+import { errorMessage, isRecord, parseEnvFile } from '@persona-browser/service-kit';
+import { OverlayGateway, TunnelAgent } from './overlay-tunnel';
+import type { PlacedPersona } from './swarm-plan';
+import {
+  FLEET_LABEL,
+  STOP_GRACE_S,
+  UNLIMITED_PERSONA_MB,
+  WORKER_PORT,
+  chooseNode,
+  nodeDataDir,
+  personaService,
+  serviceName,
+  serviceSeccompSupported,
+  taskPhase,
+} from './swarm-plan';
+import type { ServiceInfo, SwarmNodeInfo, TaskInfo } from './swarm-state';
+import { latestTask, readNode, readService, readTask } from './swarm-state';
+import { runOnNode } from './swarm-task';
+import type { ExitInfo, FoundInstance, InstanceHandle, InstanceSpec, RuntimeDriver } from './types';
+import { DriverError } from './types';
+
+export interface SwarmDriverOptions {
+  fleetId: string;
+  image: string;
+  repoRoot: string;
+  wakerPort: number;
+  logger: Logger;
+  /** The attachable overlay the workers and the gateway share (made when missing). */
+  network: string;
+  /** SWARM_DATA_DIR: the personas' folders on each node, `{node}` standing for its hostname. */
+  dataDir: string;
+  /** Defaults to the local engine, which must be a manager. */
+  docker?: Docker;
+  /** How often nodes and tasks are read (exits, nodes going down and coming back). */
+  pollMs?: number;
+  /** How long a task may take to run (an image pulled on a new node takes a while). */
+  startTimeoutMs?: number;
+}
+
+interface LiveEntry {
+  handle: InstanceHandle;
+  memoryMb: number;
+  /** Between the service update and its task running: an older ended task is no exit. */
+  starting: boolean;
+  stopping: boolean;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The engine's own words for a refusal (its JSON `message`), else the error's. */
+function messageOf(err: unknown): string {
+  const json = isRecord(err) ? err.json : undefined;
+  return isRecord(json) && typeof json.message === 'string' ? json.message : errorMessage(err);
+}
+
+const statusOf = (err: unknown): number | undefined =>
+  isRecord(err) && typeof err.statusCode === 'number' ? err.statusCode : undefined;
+
+/**
+ * One Swarm service per persona, pinned to the node that holds its folder, woken by scaling it
+ * to one replica and put to sleep by scaling it to none. The waker on a manager reaches each
+ * worker by its service's name on an attachable overlay (dnsrr: no IPVS needed) through the
+ * overlay gateway.
+ */
+export class SwarmDriver implements RuntimeDriver {
+  readonly kind = 'swarm';
+  readonly canPause = false;
+  readonly canAdopt = true;
+  private readonly exitListeners: Array<(h: InstanceHandle, info: ExitInfo) => void> = [];
+  private readonly nodeListeners: Array<(node: string) => void> = [];
+  /** Services this waker runs, by service id. */
+  private readonly live = new Map<string, LiveEntry>();
+  private nodes = new Map<string, SwarmNodeInfo>();
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  private constructor(
+    private readonly opts: SwarmDriverOptions,
+    private readonly docker: Docker,
+    /** The profile where services take one, else null (see personaService). */
+    private readonly seccomp: string | null,
+    private readonly gateway: OverlayGateway,
+    private readonly wakerUrl: string,
+  ) {}
+
+  static async create(opts: SwarmDriverOptions): Promise<SwarmDriver> {
+    const docker = opts.docker ?? new Docker();
+    let api: string;
+    let info: unknown;
+    try {
+      api = (await docker.version()).ApiVersion;
+      info = await docker.info();
+    } catch (err) {
+      throw new DriverError(`cannot reach the Docker engine: ${messageOf(err)}`);
+    }
+    const swarm = isRecord(info) && isRecord(info.Swarm) ? info.Swarm : {};
+    if (swarm.ControlAvailable !== true || typeof swarm.NodeAddr !== 'string') {
+      throw new DriverError(
+        'WAKER_DRIVER=swarm needs this Docker engine to be a Swarm manager ' +
+          '(docker swarm init, or run the waker on a manager)',
+      );
+    }
+    let seccomp: string | null = null;
+    if (serviceSeccompSupported(api)) {
+      const file = path.join(opts.repoRoot, 'docker', 'seccomp-chromium.json');
+      try {
+        seccomp = JSON.stringify(JSON.parse(fs.readFileSync(file, 'utf8')));
+      } catch (err) {
+        throw new DriverError(`cannot read the seccomp profile at ${file}: ${errorMessage(err)}`);
+      }
+    } else {
+      opts.logger.warn(
+        `this engine (API ${api}) cannot give a Swarm service a seccomp profile: persona ` +
+          "containers keep CAP_SYS_ADMIN in their bounding set so that Docker's default profile " +
+          "allows Chromium's sandbox; the image's entry point drops it before the worker starts",
+      );
+    }
+    await ensureOverlay(docker, opts.network, opts.fleetId);
+    const gateway = new OverlayGateway({
+      docker,
+      image: opts.image,
+      name: `pb-${opts.fleetId}-gateway`,
+      network: opts.network,
+      labels: { [FLEET_LABEL]: opts.fleetId },
+    });
+    await gateway.start();
+    const driver = new SwarmDriver(
+      opts,
+      docker,
+      seccomp,
+      gateway,
+      `http://${swarm.NodeAddr}:${opts.wakerPort}`,
+    );
+    await driver.refreshNodes();
+    driver.timer = setInterval(() => void driver.watch(), opts.pollMs ?? 1_000);
+    return driver;
+  }
+
+  // --- nodes ---------------------------------------------------------------------------------
+
+  private async refreshNodes(): Promise<void> {
+    const list = (await this.docker.listNodes()).map(readNode);
+    const before = this.nodes;
+    this.nodes = new Map(list.map((n) => [n.hostname, n]));
+    for (const n of list) {
+      const was = before.get(n.hostname);
+      if (was && !was.ready && n.ready) for (const l of this.nodeListeners) l(n.hostname);
+    }
+  }
+
+  nodeProblem(node: string): string | null {
+    const n = this.nodes.get(node);
+    if (!n) return `node ${node} is not part of the swarm`;
+    if (!n.ready) return `node ${node} is down (${n.message})`;
+    if (!n.active) return `node ${node} is not active (drained or paused)`;
+    return null;
+  }
+
+  onNodeReady(listener: (node: string) => void): void {
+    this.nodeListeners.push(listener);
+  }
+
+  /** Where a new persona goes: the node with the most memory left for personas. */
+  private place(): string {
+    const placed: PlacedPersona[] = [...this.live.values()].map((e) => ({
+      node: e.handle.node ?? '',
+      memoryMb: e.memoryMb,
+    }));
+    const node = chooseNode([...this.nodes.values()], placed);
+    if (!node) throw new DriverError('no node of the swarm is ready to take a persona');
+    return node;
+  }
+
+  // --- start and stop ------------------------------------------------------------------------
+
+  async start(spec: InstanceSpec): Promise<InstanceHandle> {
+    const node = spec.node ?? this.place();
+    const problem = this.nodeProblem(node);
+    if (problem) throw new DriverError(problem);
+    const name = serviceName(this.opts.fleetId, spec.name);
+    const existing = await this.inspectService(name);
+    if (!existing || existing.node !== node) await this.makeFolder(node, spec.name);
+    const body = personaService({
+      fleetId: this.opts.fleetId,
+      persona: spec.name,
+      image: this.opts.image,
+      env: this.workerEnv(spec),
+      node,
+      folder: path.posix.join(nodeDataDir(this.opts.dataDir, node), spec.name),
+      network: this.opts.network,
+      memoryLimitMb: spec.memoryLimitMb,
+      cpus: spec.cpus,
+      seccomp: this.seccomp,
+      replicas: 1,
+    });
+    let id: string;
+    try {
+      if (existing) {
+        // A new task even when the count is already one (a worker that died in place).
+        const template = { ...body.TaskTemplate, ForceUpdate: existing.forceUpdate + 1 };
+        await this.docker
+          .getService(existing.id)
+          .update({ version: existing.version, ...body, TaskTemplate: template });
+        id = existing.id;
+      } else {
+        id = (await this.docker.createService(body)).id;
+      }
+    } catch (err) {
+      throw new DriverError(`cannot run service ${name}: ${messageOf(err)}`);
+    }
+    const handle: InstanceHandle = {
+      id,
+      persona: spec.name,
+      address: { host: name, port: WORKER_PORT, agent: this.agent() },
+      pid: null,
+      node,
+    };
+    const entry: LiveEntry = {
+      handle,
+      memoryMb: spec.memoryLimitMb ?? UNLIMITED_PERSONA_MB,
+      starting: true,
+      stopping: false,
+    };
+    this.live.set(id, entry);
+    try {
+      await this.waitRunning(id, node);
+      entry.starting = false;
+      return handle;
+    } catch (err) {
+      await this.stop(handle).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private agent(): TunnelAgent {
+    return new TunnelAgent(() => this.gateway.current(), this.gateway.token, { keepAlive: true });
+  }
+
+  /** The worker's environment: the waker's, the persona's definition, then the driver's. */
+  private workerEnv(spec: InstanceSpec): Record<string, string> {
+    let definition: Record<string, string> = {};
+    try {
+      definition = parseEnvFile(fs.readFileSync(path.join(spec.personaDir, 'persona.env'), 'utf8'));
+    } catch {
+      /* read by the waker a moment ago; a file removed meanwhile leaves the defaults */
+    }
+    return {
+      ...spec.env,
+      ...definition,
+      HOST: '0.0.0.0',
+      PORT: String(WORKER_PORT),
+      PERSONA_DIR: '/persona',
+      PERSONA_NAME: spec.name,
+      REPO_ROOT: '/app',
+      VNC_PORT: '5900',
+      WAKER_URL: this.wakerUrl,
+    };
+  }
+
+  /** Creates the persona's folder on its node (a bind mount's source must exist). */
+  private async makeFolder(node: string, persona: string): Promise<void> {
+    const dataDir = nodeDataDir(this.opts.dataDir, node);
+    const result = await runOnNode(this.docker, {
+      name: `pb-${this.opts.fleetId}-mkdir-${persona}`,
+      image: this.opts.image,
+      node,
+      command: ['mkdir', '-p', `/data/${persona}`],
+      mounts: [{ Type: 'bind', Source: dataDir, Target: '/data' }],
+      labels: { [FLEET_LABEL]: this.opts.fleetId },
+      timeoutMs: this.opts.startTimeoutMs ?? 120_000,
+    });
+    if (result.state !== 'complete') {
+      const missing = /bind source path does not exist/.test(result.error);
+      throw new DriverError(
+        missing
+          ? `the data folder ${dataDir} does not exist on node ${node}: create it there ` +
+              '(SWARM_DATA_DIR)'
+          : `cannot make the folder of ${persona} on node ${node}: ${result.error || result.state}`,
+      );
+    }
+  }
+
+  private async tasksOf(serviceIds: string[]): Promise<TaskInfo[]> {
+    if (!serviceIds.length) return [];
+    const raw = await this.docker.listTasks({ filters: { service: serviceIds } });
+    return raw.map(readTask);
+  }
+
+  /** Until the service's newest task runs; a failed task or a node going down ends the wait. */
+  private async waitRunning(serviceId: string, node: string): Promise<void> {
+    const until = Date.now() + (this.opts.startTimeoutMs ?? 120_000);
+    let last: TaskInfo | null = null;
+    while (Date.now() < until) {
+      if (this.closed) throw new DriverError('the waker is shutting down');
+      const tasks = (await this.tasksOf([serviceId])).filter((t) => t.desired === 'running');
+      last = latestTask(tasks, serviceId);
+      if (last && taskPhase(last.state) === 'running') return;
+      if (last && taskPhase(last.state) === 'ended') {
+        throw new DriverError(`task ${last.state} on node ${node}: ${last.error || 'no reason'}`);
+      }
+      const problem = this.nodeProblem(node);
+      if (problem) throw new DriverError(problem);
+      await sleep(200);
+    }
+    throw new DriverError(
+      `no task running on node ${node} after ${Math.round((this.opts.startTimeoutMs ?? 120_000) / 1000)} s` +
+        (last ? ` (task ${last.state}: ${last.error || 'no reason'})` : ''),
+    );
+  }
+
+  private async inspectService(name: string): Promise<ServiceInfo | null> {
+    try {
+      return readService(await this.docker.getService(name).inspect(), this.opts.fleetId);
+    } catch (err) {
+      if (statusOf(err) === 404) return null;
+      throw new DriverError(`cannot read service ${name}: ${messageOf(err)}`);
+    }
+  }
+
+  /** Scales the service to none and waits until its task has ended (or its node is gone). */
+  async stop(handle: InstanceHandle): Promise<void> {
+    const entry = this.live.get(handle.id);
+    if (entry) entry.stopping = true;
+    try {
+      const service = this.docker.getService(handle.id);
+      let raw: unknown;
+      try {
+        raw = await service.inspect();
+      } catch (err) {
+        if (statusOf(err) === 404) return;
+        throw err;
+      }
+      const spec = isRecord(raw) && isRecord(raw.Spec) ? raw.Spec : {};
+      const version = isRecord(raw) && isRecord(raw.Version) ? raw.Version.Index : 0;
+      await service.update({ version, ...spec, Mode: { Replicated: { Replicas: 0 } } });
+      const until = Date.now() + (STOP_GRACE_S + 15) * 1000;
+      while (Date.now() < until) {
+        const tasks = await this.tasksOf([handle.id]);
+        if (tasks.every((t) => taskPhase(t.state) === 'ended')) return;
+        if (handle.node && this.nodeProblem(handle.node)) return;
+        await sleep(250);
+      }
+      throw new DriverError(`service ${handle.address.host} still had a task after its stop`);
+    } finally {
+      this.live.delete(handle.id);
+      handle.address.agent?.destroy();
+    }
+  }
+
+  // --- finding, watching ---------------------------------------------------------------------
+
+  async findExisting(): Promise<FoundInstance[]> {
+    const raw = await this.docker.listServices({
+      filters: { label: [`${FLEET_LABEL}=${this.opts.fleetId}`] },
+    });
+    const services = raw
+      .map((s) => readService(s, this.opts.fleetId))
+      .filter((s): s is ServiceInfo => s !== null);
+    const tasks = await this.tasksOf(services.map((s) => s.id));
+    const found: FoundInstance[] = [];
+    for (const s of services) {
+      const running = tasks.some(
+        (t) => t.serviceId === s.id && t.state === 'running' && t.desired === 'running',
+      );
+      const handle: InstanceHandle = {
+        id: s.id,
+        persona: s.persona,
+        address: { host: s.name, port: WORKER_PORT, agent: this.agent() },
+        pid: null,
+        ...(s.node ? { node: s.node } : {}),
+      };
+      const usable = s.replicas > 0 && running && !(s.node && this.nodeProblem(s.node));
+      if (usable) {
+        this.live.set(s.id, {
+          handle,
+          memoryMb: UNLIMITED_PERSONA_MB,
+          starting: false,
+          stopping: false,
+        });
+      }
+      found.push({ handle, running: usable, paused: false });
+    }
+    return found;
+  }
+
+  onExit(listener: (h: InstanceHandle, info: ExitInfo) => void): void {
+    this.exitListeners.push(listener);
+  }
+
+  /** One look at the nodes and at the tasks of the services this waker runs. */
+  private async watch(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.refreshNodes();
+      const watched = [...this.live.values()].filter((e) => !e.starting && !e.stopping);
+      const tasks = await this.tasksOf(watched.map((e) => e.handle.id));
+      for (const entry of watched) {
+        const ended = this.endOf(entry, tasks);
+        if (ended && this.live.get(entry.handle.id) === entry && !entry.stopping) {
+          this.live.delete(entry.handle.id);
+          for (const l of this.exitListeners) l(entry.handle, ended);
+        }
+      }
+      await this.gateway.check();
+    } catch (err) {
+      this.opts.logger.warn('swarm watch failed', { error: messageOf(err) });
+    }
+  }
+
+  /** Why a running worker is no more: its node went down, or its task ended; else null. */
+  private endOf(entry: LiveEntry, tasks: TaskInfo[]): ExitInfo | null {
+    const { handle } = entry;
+    const problem = handle.node ? this.nodeProblem(handle.node) : null;
+    if (problem) return { code: null, reason: problem };
+    const mine = tasks.filter((t) => t.serviceId === handle.id);
+    if (mine.some((t) => taskPhase(t.state) !== 'ended')) return null;
+    const last = latestTask(mine, handle.id);
+    const code = last?.exitCode ?? null;
+    const detail = last ? `task ${last.state}${code === null ? '' : ` with ${code}`}` : 'no task';
+    return { code, reason: `${detail}${last?.error ? `: ${last.error}` : ''}` };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    for (const e of this.live.values()) e.handle.address.agent?.destroy();
+    await this.gateway.stop();
+  }
+}
+
+/** The fleet's overlay: made attachable when missing; an existing one must be attachable. */
+async function ensureOverlay(docker: Docker, name: string, fleetId: string): Promise<void> {
+  let info: unknown = null;
+  try {
+    info = await docker.getNetwork(name).inspect();
+  } catch (err) {
+    if (statusOf(err) !== 404) {
+      throw new DriverError(`cannot read network ${name}: ${messageOf(err)}`);
+    }
+  }
+  if (isRecord(info)) {
+    if (info.Driver !== 'overlay' || info.Attachable !== true) {
+      throw new DriverError(
+        `network ${name} must be an attachable overlay (docker network create -d overlay ` +
+          `--attachable ${name}); it is driver ${String(info.Driver)}, attachable ${String(info.Attachable)}`,
+      );
+    }
+    return;
+  }
+  try {
+    await docker.createNetwork({
+      Name: name,
+      Driver: 'overlay',
+      Attachable: true,
+      CheckDuplicate: true,
+      Labels: { [FLEET_LABEL]: fleetId },
+    });
+  } catch (err) {
+    throw new DriverError(`cannot create overlay network ${name}: ${messageOf(err)}`);
+  }
+}

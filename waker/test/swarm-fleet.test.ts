@@ -1,0 +1,286 @@
+/**
+ * The fleet across servers on a real three-node Swarm (the test kit's cluster: this engine as
+ * the manager, two namespaced engines as workers), with the waker as users run it
+ * (`WAKER_DRIVER=swarm`) on the manager. Each persona runs on the node that holds its folder;
+ * every port answers on the manager, asleep or awake; a node whose engine stops takes only its
+ * own personas down, named, with a 503 rather than a hang, and brings them back when it returns.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { personaListSchema } from '@persona-browser/contracts';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import { ensurePersonaImage } from '@persona-browser/testkit/image';
+import { step } from '@persona-browser/testkit/steps';
+import { startSwarmCluster } from '@persona-browser/testkit/swarm-cluster';
+import type { SwarmCluster, SwarmNode } from '@persona-browser/testkit/swarm-cluster';
+import type { RunningWaker } from '@persona-browser/testkit/waker';
+import {
+  KEY,
+  ROOT,
+  call,
+  freePort,
+  makePersonas,
+  sleep,
+  startWaker,
+} from '@persona-browser/testkit/waker';
+
+const FLEET = `sw${process.pid}`;
+const IDLE_S = 600;
+
+let cluster: SwarmCluster;
+let waker: RunningWaker | null = null;
+let personasDir: string;
+let dataRoot: string;
+let overlay: string;
+let ports: Record<string, number>;
+let image: string;
+const siteService = `${FLEET}-site`;
+
+/** The node a persona's running task is on, read from the manager; null when none runs. */
+async function taskNode(persona: string): Promise<string | null> {
+  const out = await cluster.docker(cluster.manager, [
+    ...['service', 'ps', `pb-${FLEET}-${persona}`, '--filter', 'desired-state=running'],
+    ...['--format', '{{.Node}} {{.CurrentState}}'],
+  ]);
+  const line = out.split('\n').find((l) => / Running /.test(` ${l} `));
+  return line ? (line.split(' ')[0] ?? null) : null;
+}
+
+/** GET with a hard deadline: a hang fails the test rather than stalling it. */
+function getWithin(
+  url: string,
+  timeoutMs: number,
+): Promise<{ status: number; body: any; ms: number }> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { headers: { authorization: `Bearer ${KEY}` } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => {
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          /* not JSON */
+        }
+        resolve({ status: res.statusCode ?? 0, body, ms: Date.now() - started });
+      });
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+  });
+}
+
+const ops = (persona: string): string => `http://127.0.0.1:${ports[persona]}/api/v1/ops`;
+
+/** Opens a page of `persona` on the site's route and returns what the page shows. */
+async function visit(persona: string, page: string, route: string): Promise<string> {
+  const made = await call(`${ops(persona)}/create-page`, {
+    method: 'POST',
+    body: { page_id: page },
+  });
+  expect(made.status).toBe(200);
+  const nav = await call(`${ops(persona)}/${page}/navigate`, {
+    method: 'POST',
+    body: { url: `http://${siteService}:8080${route}` },
+  });
+  expect(nav.body).toMatchObject({ success: true });
+  const got = await call(`${ops(persona)}/${page}/extract-content`, { method: 'POST', body: {} });
+  return String(got.body.content);
+}
+
+/** A small site on the overlay that sets and shows a cookie (the persona image has Node). */
+const SITE = [
+  "require('http').createServer((q, s) => {",
+  "  s.setHeader('content-type', 'text/html');",
+  "  if (q.url.startsWith('/set')) s.setHeader('set-cookie', 'pb_swarm=' + q.url.slice(5) + '; Max-Age=3600; Path=/');",
+  "  s.end('<pre>cookie=' + (q.headers.cookie || '') + '</pre>');",
+  '}).listen(8080);',
+].join('\n');
+
+const node = (i: number): SwarmNode => {
+  const n = cluster.nodes[i];
+  if (!n) throw new Error(`no node ${i}`);
+  return n;
+};
+
+beforeAll(async () => {
+  image = await ensurePersonaImage();
+  cluster = await startSwarmCluster({ workers: 2 });
+  await cluster.loadImage(image);
+  overlay = await cluster.createOverlay('fleet');
+  // Each node's own folder of personas (the nodes share this machine's disk).
+  dataRoot = path.join(cluster.dir, 'data');
+  for (const n of cluster.nodes) fs.mkdirSync(path.join(dataRoot, n.hostname), { recursive: true });
+  await cluster.docker(cluster.manager, [
+    ...['service', 'create', '--name', siteService, '--network', overlay],
+    ...['--endpoint-mode', 'dnsrr', '--constraint', `node.hostname==${node(2).hostname}`],
+    ...['--entrypoint', 'node', '--detach', image, '-e', SITE],
+  ]);
+  ports = {
+    waker: await freePort(),
+    alice: await freePort(),
+    bob: await freePort(),
+    carol: await freePort(),
+    dave: await freePort(),
+  };
+  ({ personasDir } = makePersonas({
+    alice: `PORT=${ports.alice}\nMODE=always-on\nNODE=${node(0).hostname}\n`,
+    bob: `PORT=${ports.bob}\nMODE=always-on\nNODE=${node(1).hostname}\n`,
+    carol: `PORT=${ports.carol}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\nNODE=${node(2).hostname}\n`,
+    dave: `PORT=${ports.dave}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
+  }));
+  waker = await startWaker({
+    WAKER_DRIVER: 'swarm',
+    WAKER_PORT: String(ports.waker),
+    PERSONAS_DIR: personasDir,
+    PERSONA_IMAGE: image,
+    FLEET_ID: FLEET,
+    REPO_ROOT: ROOT,
+    SWARM_NETWORK: overlay,
+    SWARM_DATA_DIR: path.join(dataRoot, '{node}'),
+  });
+}, 20 * 60_000);
+
+afterAll(async () => {
+  await waker?.stop();
+  await cluster?.teardown();
+}, 5 * 60_000);
+
+const running = (): RunningWaker => {
+  if (!waker) throw new Error('the waker did not start');
+  return waker;
+};
+
+test('personas run on the nodes that hold them and answer through their ports on the manager', async () => {
+  const w = running();
+  await step('1 of 4: each always-on persona runs on its own node, named in the list', async () => {
+    const [alice, bob] = await Promise.all([
+      w.waitState('alice', 'running', 180_000),
+      w.waitState('bob', 'running', 180_000),
+    ]);
+    expect([alice.node, bob.node]).toEqual([node(0).hostname, node(1).hostname]);
+    expect(await taskNode('alice')).toBe(node(0).hostname);
+    expect(await taskNode('bob')).toBe(node(1).hostname);
+    const list = await call(`${w.url}/api/personas`);
+    expect(personaListSchema.validate(list.body).error).toBeUndefined();
+    for (const p of ['alice', 'bob']) {
+      const ping = await call(`http://127.0.0.1:${ports[p]}/api/v1/system/ping`);
+      expect(ping.status).toBe(200);
+      expect(ping.body.persona).toBe(p);
+    }
+    // The profile lives in the node's folder, not in the manager's definition folder.
+    expect(fs.existsSync(path.join(dataRoot, node(1).hostname, 'bob'))).toBe(true);
+    expect(fs.existsSync(path.join(dataRoot, node(0).hostname, 'bob'))).toBe(false);
+  });
+
+  await step(
+    '2 of 4: a sleepy persona wakes on its node, and its cookie survives a sleep',
+    async () => {
+      const value = `v${Date.now()}`;
+      const started = Date.now();
+      expect(await visit('carol', 'before', `/set/${value}`)).toContain('cookie=');
+      process.stderr.write(
+        `carol woke on ${node(2).hostname} and navigated in ${Date.now() - started} ms\n`,
+      );
+      expect(await taskNode('carol')).toBe(node(2).hostname);
+      const slept = await call(`${w.url}/api/personas/carol/sleep`, { method: 'POST' });
+      expect(slept.body.state).toBe('sleeping');
+      expect(await taskNode('carol')).toBeNull();
+      expect(await visit('carol', 'after', '/read')).toContain(`cookie=pb_swarm=${value}`);
+      expect(await taskNode('carol')).toBe(node(2).hostname);
+    },
+  );
+
+  await step(
+    '3 of 4: a persona without NODE goes where most memory is free, recorded in persona.env',
+    async () => {
+      // alice holds the manager and bob the first worker: the second worker has the most room.
+      await call(`${w.url}/api/personas/carol/sleep`, { method: 'POST' });
+      const woke = await call(`${w.url}/api/personas/dave/wake`, { method: 'POST' });
+      expect(woke.body.state).toBe('running');
+      expect(woke.body.node).toBe(node(2).hostname);
+      expect(await taskNode('dave')).toBe(node(2).hostname);
+      const env = fs.readFileSync(path.join(personasDir, 'dave', 'persona.env'), 'utf8');
+      expect(env).toContain(`NODE=${node(2).hostname}\n`);
+      await call(`${w.url}/api/personas/dave/sleep`, { method: 'POST' });
+    },
+  );
+
+  await step('4 of 4: the live view of a persona on another node draws its screen', async () => {
+    const client = await launchClientBrowser();
+    try {
+      const page = await client.browser.newPage();
+      await page.goto(`http://127.0.0.1:${ports.bob}/vnc/#key=${KEY}`);
+      const screen = await page.waitForFunction(
+        () => {
+          const c = document.querySelector<HTMLCanvasElement>('#screen canvas');
+          if (!c || c.width < 100) return null;
+          const ctx = c.getContext('2d');
+          if (!ctx) return null;
+          const data = ctx.getImageData(0, 0, c.width, c.height).data;
+          const colours = new Set<number>();
+          for (let i = 0; i < data.length; i += 4 * 997)
+            colours.add((data[i] ?? 0) * 65536 + (data[i + 1] ?? 0) * 256 + (data[i + 2] ?? 0));
+          return colours.size > 1 ? { w: c.width, h: c.height } : null;
+        },
+        { timeout: 90_000, polling: 500 },
+      );
+      expect(await screen.jsonValue()).toEqual({ w: 1920, h: 1080 });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+test('a node whose engine stops takes only its own personas down, named, and brings them back', async () => {
+  const w = running();
+  const lost = node(1);
+  await w.waitState('bob', 'running', 120_000);
+  await step(
+    '1 of 2: the engine stops: bob is reported down with the node named, answered 503',
+    async () => {
+      await cluster.stopEngine(lost);
+      await cluster.waitNodeStatus(lost, 'Down', 60_000);
+      const deadline = Date.now() + 30_000;
+      let bob = await w.persona('bob');
+      while (!(bob.error ?? '').includes(lost.hostname) && Date.now() < deadline) {
+        await sleep(250);
+        bob = await w.persona('bob');
+      }
+      expect(bob.error).toContain(`node ${lost.hostname} is down`);
+      const refused = await getWithin(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, 15_000);
+      expect(refused.status).toBe(503);
+      expect(refused.body.error).toContain(lost.hostname);
+      const alice = await getWithin(`http://127.0.0.1:${ports.alice}/api/v1/system/status`, 15_000);
+      expect(alice.status).toBe(200);
+      expect((await w.persona('alice')).error).toBeNull();
+    },
+  );
+
+  await step('2 of 2: the engine starts again: bob comes back by itself on its node', async () => {
+    await cluster.startEngine(lost);
+    await cluster.waitNodeStatus(lost, 'Ready', 60_000);
+    const bob = await w.waitState('bob', 'running', 180_000);
+    expect(bob.error).toBeNull();
+    expect(await taskNode('bob')).toBe(lost.hostname);
+    const back = await getWithin(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, 15_000);
+    expect(back.status).toBe(200);
+  });
+});
+
+test('stopped, the waker leaves every persona asleep and its gateway gone', async () => {
+  const w = running();
+  expect(await w.stop()).toBe(0);
+  waker = null;
+  const services = await cluster.docker(cluster.manager, [
+    ...['service', 'ls', '--filter', `label=persona-browser.fleet=${FLEET}`],
+    ...['--format', '{{.Name}} {{.Replicas}}'],
+  ]);
+  for (const line of services.split('\n').filter(Boolean)) expect(line).toMatch(/ 0\/0$/);
+  const gateway = await cluster.docker(cluster.manager, [
+    ...['ps', '-aq', '--filter', `name=pb-${FLEET}-gateway`],
+  ]);
+  expect(gateway.trim()).toBe('');
+});
