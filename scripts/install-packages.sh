@@ -16,8 +16,9 @@ say() { echo "install-packages: $*" >&2; }
 worker=(chromium xvfb x11vnc x11-utils xauth fonts-liberation procps util-linux ca-certificates git
   curl)
 fleet=(docker.io docker-compose ca-certificates git)
-# iproute2 (ip netns, veth, bridge) for the multi-node Swarm cluster the tests build.
-ci=("${worker[@]}" docker.io docker-compose debootstrap openssl iproute2)
+# iproute2 (ip netns, veth, bridge) for the multi-node Swarm cluster the tests build, and
+# docker-registry, the image registry its nodes pull the persona image from.
+ci=("${worker[@]}" docker.io docker-compose debootstrap openssl iproute2 docker-registry)
 
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(worker)
