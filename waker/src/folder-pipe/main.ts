@@ -17,7 +17,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { Transform } from 'node:stream';
+import { Transform, Writable } from 'node:stream';
 import type { TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { errnoCode, errorMessage } from '@persona-browser/service-kit';
@@ -35,6 +35,7 @@ class PipeError extends Error {
 }
 
 const dataDir = process.env.PIPE_DATA ?? DATA_MOUNT;
+const port = Number(process.env.PIPE_PORT ?? PIPE_PORT);
 
 /** A folder name from the environment, checked: it may only name a folder in the data folder. */
 function folderEnv(name: string): string {
@@ -104,6 +105,36 @@ function tar(args: string[], stdio: ['pipe' | 'ignore', 'pipe' | 'ignore']) {
   return { child, done };
 }
 
+/**
+ * Writes into tar's stdin while tar reads it. tar stops reading at the archive's end marker and
+ * may exit before the padding after it has come: the rest of the stream still passes through
+ * (the hash covers all of it) and is dropped. Whether tar succeeded is its exit code's to say.
+ */
+function feed(stdin: Writable): Writable {
+  let open = true;
+  const shut = (): void => {
+    open = false;
+  };
+  stdin.on('error', shut);
+  stdin.on('close', shut);
+  return new Writable({
+    write(chunk: Buffer, _enc, done): void {
+      if (!open || stdin.write(chunk)) return done();
+      const go = (): void => {
+        stdin.off('drain', go);
+        stdin.off('close', go);
+        done();
+      };
+      stdin.on('drain', go);
+      stdin.on('close', go);
+    },
+    final(done): void {
+      if (open) stdin.end();
+      done();
+    },
+  });
+}
+
 /** Waits for the sender that first sends `token\n`; others are dropped. */
 function acceptSender(token: string, waitMs: number): Promise<net.Socket> {
   const header = Buffer.from(`${token}\n`);
@@ -136,7 +167,7 @@ function acceptSender(token: string, waitMs: number): Promise<net.Socket> {
       clearTimeout(timer);
       reject(err);
     });
-    server.listen(PIPE_PORT, '0.0.0.0');
+    server.listen(port, '0.0.0.0');
   });
 }
 
@@ -146,7 +177,7 @@ async function connectReceiver(host: string, waitMs: number): Promise<net.Socket
   for (;;) {
     try {
       return await new Promise<net.Socket>((resolve, reject) => {
-        const socket = net.connect(PIPE_PORT, host);
+        const socket = net.connect(port, host);
         socket.once('connect', () => {
           socket.off('error', reject);
           resolve(socket);
@@ -155,7 +186,7 @@ async function connectReceiver(host: string, waitMs: number): Promise<net.Socket
       });
     } catch (err) {
       if (Date.now() > deadline) {
-        throw new PipeError(`cannot reach the receiver ${host}:${PIPE_PORT}: ${errorMessage(err)}`);
+        throw new PipeError(`cannot reach the receiver ${host}:${port}: ${errorMessage(err)}`);
       }
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -180,8 +211,9 @@ async function receive(): Promise<PipeCounts> {
     const { child, done } = tar([...unpack, '-C', incoming], ['pipe', 'ignore']);
     undoOnSignal.tar = child;
     const meter = new Meter();
-    const streamed = child.stdin ? pipeline(socket, meter, child.stdin) : Promise.resolve();
-    // tar's own failure says more than the broken pipe it leaves behind.
+    // A tar that failed ends the stream at once; its own words say more than the broken pipe.
+    done.catch(() => socket.destroy());
+    const streamed = child.stdin ? pipeline(socket, meter, feed(child.stdin)) : Promise.resolve();
     const [untarred, piped] = await Promise.allSettled([done, streamed]);
     if (untarred.status === 'rejected') throw untarred.reason;
     if (piped.status === 'rejected') throw piped.reason;

@@ -26,6 +26,8 @@ export interface PipeEnv {
   PIPE_TOKEN?: string;
   /** How long the receiver waits for its sender, and the sender for its receiver. */
   PIPE_WAIT_MS?: string;
+  /** The receiver's port, when not PIPE_PORT. */
+  PIPE_PORT?: string;
   /** `remove`: the folder to remove. */
   PIPE_TARGET?: string;
 }
