@@ -31,7 +31,7 @@ interface SupervisorEnv {
   WAKER_PORT: number;
   SERVICE_KEY?: string;
   SUPERVISOR_STATE_DIR: string;
-  WAKER_DRIVER?: 'docker' | 'process';
+  WAKER_DRIVER?: 'docker' | 'process' | 'swarm';
   PERSONA_IMAGE: string;
   PERSONA_BASE_IMAGE?: string;
 }
@@ -43,7 +43,7 @@ const schema = Joi.object<SupervisorEnv, true>({
   WAKER_PORT: Joi.number().integer().min(1).max(65535).default(4900),
   SERVICE_KEY: Joi.string().allow('').empty(''),
   SUPERVISOR_STATE_DIR: Joi.string().default('.supervisor'),
-  WAKER_DRIVER: Joi.string().valid('docker', 'process'),
+  WAKER_DRIVER: Joi.string().valid('docker', 'process', 'swarm'),
   PERSONA_IMAGE: Joi.string().default('persona-browser:latest'),
   PERSONA_BASE_IMAGE: Joi.string().allow('').empty(''),
 }).unknown(true);
@@ -62,8 +62,11 @@ export function loadSupervisorConfig(
   if (v.SUPERVISOR_PORT === v.WAKER_PORT) {
     throw new ConfigError("invalid SUPERVISOR_PORT: it is the waker's port (WAKER_PORT)");
   }
+  // A swarm's personas run the image too: it is built on the manager the supervisor runs on.
   const dockerDriver =
-    v.WAKER_DRIVER === 'docker' || (v.WAKER_DRIVER === undefined && fs.existsSync(dockerSocket));
+    v.WAKER_DRIVER === 'docker' ||
+    v.WAKER_DRIVER === 'swarm' ||
+    (v.WAKER_DRIVER === undefined && fs.existsSync(dockerSocket));
   return {
     repoRoot,
     updateIntervalS: v.UPDATE_INTERVAL,
