@@ -77,3 +77,31 @@ export const processTreeBodySchema = Joi.object<ProcessTreeBody, true>({
   page_id: Joi.string().allow(null).valid(null).required(),
   tree: instanceSampleSchema.allow(null).required(),
 }).label('ProcessTree');
+
+/** Client requests begun in one UTC hour (the request log's `start` rows). */
+export interface HourRequests {
+  /** Start of the UTC hour, ISO 8601 (`2026-11-23T17:00:00Z`). */
+  hour: string;
+  count: number;
+}
+
+/** A worker's own request counts (docs/api.md, System: requests). */
+export interface RequestCountsBody {
+  success: true;
+  page_id: null;
+  hours: number;
+  /** Oldest first; the last one is the current hour. */
+  requests: HourRequests[];
+}
+
+export const hourRequestsSchema = Joi.object<HourRequests, true>({
+  hour: Joi.string().isoDate().required(),
+  count: Joi.number().integer().min(0).required(),
+}).label('HourRequests');
+
+export const requestCountsBodySchema = Joi.object<RequestCountsBody, true>({
+  success: Joi.boolean().valid(true).required(),
+  page_id: Joi.string().allow(null).valid(null).required(),
+  hours: Joi.number().integer().min(1).required(),
+  requests: Joi.array().items(hourRequestsSchema).required(),
+}).label('RequestCounts');

@@ -7,6 +7,8 @@ export const SYSTEM_PATHS = {
   metrics: '/api/v1/system/metrics',
   /** The worker's own browser process tree: what the waker samples where it cannot see it. */
   processTree: '/api/v1/system/process-tree',
+  /** The worker's request counts per hour, from its own request log (`?hours=`). */
+  requests: '/api/v1/system/requests',
 } as const;
 
 /** The waker's metrics, which a worker's `metrics` route relays. */
@@ -16,5 +18,7 @@ export const WAKER_METRICS_PATH = '/api/metrics';
 export const WAKER_PATHS = {
   health: '/api/health',
   personas: '/api/personas',
+  /** The cluster's nodes (an empty list on a single server). */
+  nodes: '/api/nodes',
   metrics: WAKER_METRICS_PATH,
 } as const;

@@ -10,3 +10,4 @@ export * from './secrets';
 export * from './update-trigger';
 export * from './proc-parse';
 export * from './proc-tree';
+export * from './request-counts';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { errnoCode } from '@persona-browser/service-kit';
+import { errnoCode } from './errors';
 
 export interface HourCount {
   /** Start of the UTC hour, ISO 8601 (`2026-11-23T17:00:00Z`). */

@@ -3,6 +3,7 @@ import type { IdentitySettings } from './config';
 import type { InstanceHandle, RuntimeDriver } from './drivers/types';
 import { FrontDoor } from './front-door';
 import type { Instance } from './metrics';
+import { keepRequests } from './metrics';
 import type { Logger } from '@persona-browser/service-kit';
 import { errnoCode, errorMessage } from '@persona-browser/service-kit';
 import { Persona } from './persona';
@@ -74,6 +75,11 @@ export class Fleet {
         healthFailures: this.opts.healthFailures ?? 3,
         healthTimeoutMs: this.opts.healthTimeoutMs ?? 3_000,
         identity: this.opts.identity ?? null,
+        // A cluster node's request log is out of this host's reach: its counts are kept here.
+        beforeStop: (dir, handle) =>
+          handle.node
+            ? keepRequests(handle.address, workerEnv.SERVICE_KEY ?? null, dir)
+            : Promise.resolve(),
       });
       this.personas.set(spec.name, persona);
       const other = byPort.get(spec.port);

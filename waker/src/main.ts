@@ -13,8 +13,9 @@ import { loadWakerConfig } from './config';
 import type { WakerConfig } from './config';
 import { createDriver } from './drivers';
 import { Fleet } from './fleet';
-import { MetricsSampler, requestsPerHour } from './metrics';
+import { MetricsSampler, personaRequests } from './metrics';
 import { watchParent } from './parent-watch';
+import { movePersona } from './persona-move';
 import { supervisorClient } from './supervisor-client';
 
 const PROGRAM = 'persona-browser waker';
@@ -54,6 +55,9 @@ async function main(): Promise<void> {
         intervalS: config.metricsIntervalS,
         windowS: config.metricsWindowS,
         instances: () => fleet.instances(),
+        // A running persona whose process tree this host cannot see (a cluster node's) is
+        // sampled from its worker, over the network.
+        overNetwork: (instance) => instance.pid === null,
         serviceKey: config.serviceKey,
         onError: (err) => logger.warn('metrics sample failed', { err: String(err) }),
       });
@@ -66,7 +70,9 @@ async function main(): Promise<void> {
   const app = createApp({
     fleet,
     metrics,
-    requestsPerHour,
+    nodes: () => driver.nodes?.() ?? [],
+    move: (persona, node) => movePersona(persona, driver, node),
+    requestsPerHour: (persona, hours) => personaRequests(persona, hours, config.serviceKey),
     supervisor: config.supervisorUrl
       ? supervisorClient(config.supervisorUrl, config.serviceKey)
       : null,

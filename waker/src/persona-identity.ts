@@ -2,9 +2,11 @@ import type { ProxyIdentity } from '@persona-browser/contracts';
 import type { Logger } from '@persona-browser/service-kit';
 import { errnoCode, errorMessage } from '@persona-browser/service-kit';
 import type { IdentitySettings } from './config';
+import type { Address } from './drivers/types';
 import { makeIdentity, readIdentityFile, removeIdentity, writeIdentity } from './identity';
 import type { ProxyStatus } from './identity';
 import { ProxyErrorReadings } from './identity';
+import type { WorkerPings } from './persona-pings';
 import type { PersonaSpec } from './personas';
 
 /**
@@ -84,6 +86,28 @@ export class PersonaIdentity {
     if (!this.used) return false;
     this.proxyErrors.record(proxyErrors);
     return this.proxyErrors.failing;
+  }
+
+  /**
+   * Reads `proxy_errors` from the worker's ping (with the health checks): nothing else pings a
+   * running worker. One ping at a time; a failed one keeps the last reading.
+   */
+  readProxyErrors(
+    pings: WorkerPings,
+    address: Address,
+    stillRunning: () => boolean,
+    timeoutMs: number,
+  ): void {
+    if (pings.busy || !this.used) return;
+    pings.send(
+      address,
+      (ping) => {
+        if (stillRunning() && this.record(ping.proxy_errors))
+          this.log().warn('proxy failing', { proxy_errors: ping.proxy_errors });
+      },
+      () => undefined,
+      timeoutMs,
+    );
   }
 
   /** The worker is down: its readings go with it. */

@@ -1,6 +1,6 @@
 import type { Logger } from '@persona-browser/service-kit';
 import type { IdentitySettings } from './config';
-import type { RuntimeDriver } from './drivers/types';
+import type { InstanceHandle, RuntimeDriver } from './drivers/types';
 
 /** What every persona of a fleet is run with. */
 export interface PersonaOptions {
@@ -18,4 +18,15 @@ export interface PersonaOptions {
   healthTimeoutMs: number;
   /** The proxy gateway, account and GeoIP service, for personas with PROXY_COUNTRY. */
   identity?: IdentitySettings | null;
+  /**
+   * Runs before a running worker is stopped (a failure is logged, the stop goes on): what only
+   * the worker can still tell, such as a cluster node's request counts, is kept here.
+   */
+  beforeStop?: (personaDir: string, handle: InstanceHandle) => Promise<void>;
+}
+
+/** Starting and stopping a persona's worker from inside its queue. */
+export interface WorkerOps {
+  start: () => Promise<void>;
+  stop: () => Promise<void>;
 }

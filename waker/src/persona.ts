@@ -1,4 +1,4 @@
-import http from 'node:http';
+import type http from 'node:http';
 import type { CommitInfo, PersonaInfo, PersonaState } from '@persona-browser/contracts';
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage } from '@persona-browser/service-kit';
@@ -7,21 +7,20 @@ import type { Address, ExitInfo, InstanceHandle } from './drivers/types';
 import type { ProxyStatus } from './identity';
 import { RestartBackoff } from './persona-backoff';
 import { PersonaIdentity } from './persona-identity';
-import type { PersonaOptions } from './persona-options';
+import type { PersonaOptions, WorkerOps } from './persona-options';
+import { personaInfo } from './persona-info';
 import { PersonaLifecycle } from './persona-lifecycle';
+import { PersonaPlacement } from './persona-placement';
 import { WorkerPings } from './persona-pings';
 import type { PersonaEvent } from './persona-lifecycle';
 import type { PersonaSpec } from './personas';
-import { recordNode } from './personas';
-import { isReady } from './worker-client';
+import { isReady, waitReady } from './worker-client';
 
 /** A start that did not succeed; `fatal` ones (a port conflict) are never retried. */
 export class WakeError extends Error {}
 
 /** A wake that failed because no proxy identity could be made (the proxy, or the GeoIP). */
 export class IdentityWakeError extends WakeError {}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The worker a persona runs right now. */
 interface Worker {
@@ -54,8 +53,7 @@ export class Persona {
   readonly activity = new Activity();
   private healthFails = 0;
   private exitDuringStart: ExitInfo | null = null;
-  /** Keep-alive connections to the current worker; replaced with each instance. */
-  private ownAgent = new http.Agent({ keepAlive: true });
+  private readonly placement: PersonaPlacement;
   private readonly pings = new WorkerPings();
 
   constructor(
@@ -67,6 +65,7 @@ export class Persona {
       (state, error) => this.log.info('persona state', { state, ...(error ? { error } : {}) }),
     );
     this.identity = new PersonaIdentity(spec, opts.identity, () => this.log);
+    this.placement = new PersonaPlacement(spec, opts.driver, () => this.log);
   }
 
   get name(): string {
@@ -85,23 +84,19 @@ export class Persona {
     return this.lifecycle.error;
   }
 
-  /**
-   * The connections to the worker: the driver's own where its address needs one (a tunnel
-   * into a cluster's overlay), else the persona's keep-alive agent.
-   */
+  /** The connections to the worker (a tunnel's where the driver's address needs one). */
   get agent(): http.Agent {
-    return this.worker?.handle.address.agent ?? this.ownAgent;
+    return this.placement.agent(this.worker?.handle ?? null);
   }
 
   /** The node that holds the persona in a cluster, else null. */
   get node(): string | null {
-    return this.worker?.handle.node ?? this.spec.node ?? null;
+    return this.placement.node(this.worker?.handle ?? null);
   }
 
   /** Why the persona's node cannot serve it now ("node w2 is down"), else null. */
   nodeProblem(): string | null {
-    const node = this.node;
-    return node ? (this.opts.driver.nodeProblem?.(node) ?? null) : null;
+    return this.placement.problem(this.worker?.handle ?? null);
   }
 
   private get log(): Logger {
@@ -119,20 +114,9 @@ export class Persona {
     return next;
   }
 
+  /** The persona as the API lists it. */
   info(now = Date.now()): PersonaInfo {
-    return {
-      name: this.name,
-      port: this.spec.port,
-      mode: this.spec.mode,
-      state: this.state,
-      since: this.since.toISOString(),
-      commit: this.commit,
-      idle_seconds: this.activity.idleSeconds(now),
-      last_request: this.activity.lastRequestIso(),
-      error: this.nodeProblem() ?? this.error,
-      proxy: this.proxyStatus(),
-      node: this.node,
-    };
+    return personaInfo(this, now);
   }
 
   /** The persona's proxy for the API: never a credential. Null without PROXY_COUNTRY. */
@@ -191,7 +175,7 @@ export class Persona {
     this.apply('wake');
     this.exitDuringStart = null;
     // Connections kept alive to an earlier instance lead nowhere now.
-    this.renewAgent();
+    this.placement.renewAgent();
     try {
       await this.identity.renew();
     } catch (err) {
@@ -211,8 +195,11 @@ export class Persona {
         node: this.spec.node ?? null,
       });
       this.worker = { handle, paused: false, pausedAt: 0, upSince: 0 };
-      if (handle.node && handle.node !== this.spec.node) this.placedOn(handle.node);
-      await this.waitReady(handle);
+      this.placement.started(handle);
+      await waitReady(handle.address, this.opts.readyTimeoutMs, () => {
+        if (this.exitDuringStart) return `worker ${this.exitDuringStart.reason}`;
+        return this.closed ? 'the waker is shutting down' : null;
+      });
     } catch (err) {
       const message = errorMessage(err);
       if (handle) {
@@ -231,18 +218,6 @@ export class Persona {
     this.readCommit(handle);
   }
 
-  private async waitReady(handle: InstanceHandle): Promise<void> {
-    const until = Date.now() + this.opts.readyTimeoutMs;
-    while (Date.now() < until) {
-      if (this.exitDuringStart) throw new Error(`worker ${this.exitDuringStart.reason}`);
-      if (this.closed) throw new Error('the waker is shutting down');
-      const ready = await isReady(handle.address, 2_000).catch(() => false);
-      if (ready) return;
-      await sleep(50);
-    }
-    throw new Error(`worker not ready within ${Math.round(this.opts.readyTimeoutMs / 1000)} s`);
-  }
-
   private readCommit(handle: InstanceHandle): void {
     this.pings.send(
       handle.address,
@@ -252,24 +227,6 @@ export class Persona {
         this.identity.record(ping.proxy_errors);
       },
       (err) => this.log.warn('ping failed', { error: errorMessage(err) }),
-    );
-  }
-
-  /**
-   * Reads `proxy_errors` from the worker's ping (with the health checks): nothing else pings a
-   * running worker. One ping at a time; a failed one keeps the last reading.
-   */
-  private readProxyErrors(handle: InstanceHandle): void {
-    if (this.pings.busy || !this.identity.used) return;
-    const stillRunning = (): boolean => this.worker?.handle === handle && this.state === 'running';
-    this.pings.send(
-      handle.address,
-      (ping) => {
-        if (stillRunning() && this.identity.record(ping.proxy_errors))
-          this.log.warn('proxy failing', { proxy_errors: ping.proxy_errors });
-      },
-      () => undefined,
-      this.opts.healthTimeoutMs + 3_000,
     );
   }
 
@@ -284,11 +241,16 @@ export class Persona {
     const worker = this.worker;
     if (worker) {
       this.apply('stop');
+      if (!worker.paused && !this.nodeProblem() && this.opts.beforeStop) {
+        await this.opts
+          .beforeStop(this.spec.dir, worker.handle)
+          .catch((err: unknown) => this.log.warn('before stop', { error: errorMessage(err) }));
+      }
       try {
         await this.opts.driver.stop(worker.handle);
       } finally {
         this.workerGone();
-        this.renewAgent();
+        this.placement.renewAgent();
       }
       if (!this.fatal) this.apply('stopped', null);
     } else if (!this.fatal) this.apply('sleep', null);
@@ -299,6 +261,18 @@ export class Persona {
     this.worker = null;
     this.commit = null;
     this.identity.workerGone();
+  }
+
+  /**
+   * Runs `work` in the persona's queue with its worker stopped (a move); `work` may start and
+   * stop it again, and is told whether it ran before.
+   */
+  whileStopped<T>(work: (ops: WorkerOps, wasRunning: boolean) => Promise<T>): Promise<T> {
+    return this.serial(async () => {
+      const wasRunning = this.worker !== null;
+      await this.doStop();
+      return work({ start: () => this.doWake(), stop: () => this.doStop() }, wasRunning);
+    });
   }
 
   restart(): Promise<void> {
@@ -377,7 +351,12 @@ export class Persona {
     }
     if (checkHealth && this.state === 'running' && !worker.paused) {
       const handle = worker.handle;
-      this.readProxyErrors(handle);
+      this.identity.readProxyErrors(
+        this.pings,
+        handle.address,
+        () => this.worker?.handle === handle && this.state === 'running',
+        this.opts.healthTimeoutMs + 3_000,
+      );
       const ok = await isReady(handle.address, this.opts.healthTimeoutMs).catch(() => false);
       if (ok || this.worker?.handle !== handle || this.state !== 'running') {
         this.healthFails = 0;
@@ -414,22 +393,6 @@ export class Persona {
   shutdown(): Promise<void> {
     this.closed = true;
     this.backoff.cancel();
-    return this.serial(() => this.doStop()).finally(() => this.ownAgent.destroy());
-  }
-
-  private renewAgent(): void {
-    this.ownAgent.destroy();
-    this.ownAgent = new http.Agent({ keepAlive: true });
-  }
-
-  /** The driver placed a new persona: persona.env records the node, which holds its folder. */
-  private placedOn(node: string): void {
-    this.spec.node = node;
-    try {
-      recordNode(this.spec.dir, node);
-      this.log.info('persona placed', { node });
-    } catch (err) {
-      this.log.error('cannot record NODE in persona.env', { node, error: errorMessage(err) });
-    }
+    return this.serial(() => this.doStop()).finally(() => this.placement.close());
   }
 }

@@ -17,6 +17,25 @@ export async function isReady(address: Address, timeoutMs = 3_000): Promise<bool
   return !result.error && result.value.initialized;
 }
 
+/**
+ * Polls status until the worker is ready; rejects after `timeoutMs`, or at once with the
+ * reason `stopped` gives (the worker exited, the waker is shutting down).
+ */
+export async function waitReady(
+  address: Address,
+  timeoutMs: number,
+  stopped: () => string | null,
+): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const reason = stopped();
+    if (reason) throw new Error(reason);
+    if (await isReady(address, 2_000).catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`worker not ready within ${Math.round(timeoutMs / 1000)} s`);
+}
+
 /** What the waker reads from a worker's ping (the ping itself waits about 2 s). */
 export async function pingWorker(
   address: Address,

@@ -26,12 +26,18 @@ function emptyFleet(): string {
   return personasDir;
 }
 
+/** One sleepy persona that is never woken here (the process driver, one server). */
+async function sleepyFleet(): Promise<string> {
+  const port = await freePort();
+  return makePersonas({ sam: `PORT=${port}\nMODE=sleepy\nIDLE_TIMEOUT=600\n` }).personasDir;
+}
+
 beforeAll(async () => {
   const common = { WAKER_DRIVER: 'process', REPO_ROOT: ROOT };
   waker = await startWaker({
     ...common,
     WAKER_PORT: String(await freePort()),
-    PERSONAS_DIR: emptyFleet(),
+    PERSONAS_DIR: await sleepyFleet(),
     FLEET_ID: `apierr${process.pid}`,
   });
   keyless = await startWaker({
@@ -105,4 +111,38 @@ test('a misspelled query field is refused by name', async () => {
   const r = await call<Body>(`${waker.url}/api/personas/zed/requests?hour=3`);
   expect(r.status).toBe(400);
   expect(r.body).toEqual(envelope("Unknown field 'hour' (allowed: hours)"));
+});
+
+describe('POST /api/personas/{name}/move', () => {
+  const move = (body: unknown, name = 'sam'): Promise<{ status: number; body: Body }> =>
+    fetch(`${waker.url}/api/personas/${name}/move`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as Body }));
+
+  test('a missing, misspelled or malformed node is refused by name', async () => {
+    expect(await move({})).toEqual({ status: 400, body: envelope("'node' is required") });
+    expect(await move({ node: 'w1', nod: 'w1' })).toEqual({
+      status: 400,
+      body: envelope("Unknown field 'nod' (allowed: node)"),
+    });
+    const bad = await move({ node: 'a b' });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual(envelope("'node' must be a node's hostname"));
+    const notJson = await move('{node:');
+    expect(notJson.status).toBe(400);
+    expect(notJson.body).toMatchObject({ success: false, page_id: null });
+  });
+
+  test('on one server there is nowhere to move: 409 saying so; an unknown persona is 404', async () => {
+    expect(await move({ node: 'w1' })).toEqual({
+      status: 409,
+      body: envelope('moving a persona needs a cluster (WAKER_DRIVER=swarm)'),
+    });
+    expect((await move({ node: 'w1' }, 'zed')).status).toBe(404);
+    // Nothing started: the persona still sleeps.
+    const list = await call<{ personas: Array<{ state: string }> }>(`${waker.url}/api/personas`);
+    expect(list.body.personas[0]?.state).toBe('sleeping');
+  });
 });

@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import type { MetricsBody } from '@persona-browser/contracts';
 import { personaListSchema } from '@persona-browser/contracts';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { ensurePersonaImage } from '@persona-browser/testkit/image';
@@ -23,10 +24,13 @@ import {
   makePersonas,
   sleep,
   startWaker,
+  until,
 } from '@persona-browser/testkit/waker';
 
 const FLEET = `sw${process.pid}`;
 const IDLE_S = 600;
+/** The cookie a persona's profile keeps across sleeps and a move. */
+const COOKIE = `v${Date.now()}`;
 
 let cluster: SwarmCluster;
 let waker: RunningWaker | null = null;
@@ -70,6 +74,15 @@ function getWithin(
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', reject);
   });
+}
+
+/** The requests of the last two hours the waker reports for a persona (its panel's figure). */
+async function requestsOf(persona: string): Promise<number> {
+  const r = await call<{ requests: Array<{ count: number }> }>(
+    `${running().url}/api/personas/${persona}/requests?hours=2`,
+  );
+  expect(r.status).toBe(200);
+  return r.body.requests.reduce((s, h) => s + h.count, 0);
 }
 
 const ops = (persona: string): string => `http://127.0.0.1:${ports[persona]}/api/v1/ops`;
@@ -140,6 +153,7 @@ beforeAll(async () => {
     REPO_ROOT: ROOT,
     SWARM_NETWORK: overlay,
     SWARM_DATA_DIR: path.join(dataRoot, '{node}'),
+    METRICS_INTERVAL: '2',
   });
 }, 20 * 60_000);
 
@@ -155,7 +169,7 @@ const running = (): RunningWaker => {
 
 test('personas run on the nodes that hold them and answer through their ports on the manager', async () => {
   const w = running();
-  await step('1 of 4: each always-on persona runs on its own node, named in the list', async () => {
+  await step('1 of 5: each always-on persona runs on its own node, named in the list', async () => {
     const [alice, bob] = await Promise.all([
       w.waitState('alice', 'running', 180_000),
       w.waitState('bob', 'running', 180_000),
@@ -173,14 +187,23 @@ test('personas run on the nodes that hold them and answer through their ports on
     // The profile lives in the node's folder, not in the manager's definition folder.
     expect(fs.existsSync(path.join(dataRoot, node(1).hostname, 'bob'))).toBe(true);
     expect(fs.existsSync(path.join(dataRoot, node(0).hostname, 'bob'))).toBe(false);
+    // The waker cannot see the other nodes' processes: their workers report their trees.
+    const sample = await until(async () => {
+      const m = await call<MetricsBody>(`${w.url}/api/metrics`);
+      const last = m.body.samples.at(-1);
+      return last?.instances.bob && last.instances.alice ? last : null;
+    }, 30_000);
+    for (const p of ['alice', 'bob']) {
+      expect(sample.instances[p]?.procs).toBeGreaterThan(2);
+      expect(sample.instances[p]?.rss_mb).toBeGreaterThan(50);
+    }
   });
 
   await step(
-    '2 of 4: a sleepy persona wakes on its node, and its cookie survives a sleep',
+    '2 of 5: a sleepy persona wakes on its node, and its cookie survives a sleep',
     async () => {
-      const value = `v${Date.now()}`;
       const started = Date.now();
-      expect(await visit('carol', 'before', `/set/${value}`)).toContain('cookie=');
+      expect(await visit('carol', 'before', `/set/${COOKIE}`)).toContain('cookie=');
       process.stderr.write(
         `carol woke on ${node(2).hostname} and navigated in ${Date.now() - started} ms\n`,
       );
@@ -188,13 +211,17 @@ test('personas run on the nodes that hold them and answer through their ports on
       const slept = await call(`${w.url}/api/personas/carol/sleep`, { method: 'POST' });
       expect(slept.body.state).toBe('sleeping');
       expect(await taskNode('carol')).toBeNull();
-      expect(await visit('carol', 'after', '/read')).toContain(`cookie=pb_swarm=${value}`);
+      // Its request log is on its node: the counts kept at its stop answer while it sleeps.
+      expect(await requestsOf('carol')).toBe(3);
+      expect(await visit('carol', 'after', '/read')).toContain(`cookie=pb_swarm=${COOKIE}`);
       expect(await taskNode('carol')).toBe(node(2).hostname);
+      // Awake, its worker counts them: both visits.
+      expect(await requestsOf('carol')).toBe(6);
     },
   );
 
   await step(
-    '3 of 4: a persona without NODE goes where most memory is free, recorded in persona.env',
+    '3 of 5: a persona without NODE goes where most memory is free, recorded in persona.env',
     async () => {
       // alice holds the manager and bob the first worker: the second worker has the most room.
       await call(`${w.url}/api/personas/carol/sleep`, { method: 'POST' });
@@ -208,7 +235,42 @@ test('personas run on the nodes that hold them and answer through their ports on
     },
   );
 
-  await step('4 of 4: the live view of a persona on another node draws its screen', async () => {
+  await step(
+    '4 of 5: a sleeping persona moved to another node starts there with its cookie; the old copy goes',
+    async () => {
+      const nodes = await call<{ nodes: Array<{ hostname: string; ready: boolean }> }>(
+        `${w.url}/api/nodes`,
+      );
+      expect(nodes.body.nodes.map((n) => [n.hostname, n.ready])).toEqual(
+        cluster.nodes.map((n) => [n.hostname, true]).sort(),
+      );
+      const [from, to] = [node(2).hostname, node(1).hostname];
+      expect((await w.persona('carol')).state).toBe('sleeping');
+      const moved = await call(`${w.url}/api/personas/carol/move`, {
+        method: 'POST',
+        body: { node: to },
+      });
+      expect(moved.status).toBe(200);
+      expect(moved.body).toMatchObject({ node: to, state: 'running', move: { from, to } });
+      expect(moved.body.move.copy.files).toBeGreaterThan(10);
+      expect(await taskNode('carol')).toBe(to);
+      const env = fs.readFileSync(path.join(personasDir, 'carol', 'persona.env'), 'utf8');
+      expect(env).toContain(`NODE=${to}\n`);
+      expect(fs.existsSync(path.join(dataRoot, from, 'carol'))).toBe(false);
+      expect(fs.existsSync(path.join(dataRoot, to, 'carol', 'profile'))).toBe(true);
+      expect(await visit('carol', 'moved', '/read')).toContain(`cookie=pb_swarm=${COOKIE}`);
+      // Where it is now is where it stays: moving it there again is refused, nothing changed.
+      const again = await call(`${w.url}/api/personas/carol/move`, {
+        method: 'POST',
+        body: { node: to },
+      });
+      expect(again.status).toBe(409);
+      expect(again.body.error).toContain(`on node ${to} already`);
+      await call(`${w.url}/api/personas/carol/sleep`, { method: 'POST' });
+    },
+  );
+
+  await step('5 of 5: the live view of a persona on another node draws its screen', async () => {
     const client = await launchClientBrowser();
     try {
       const page = await client.browser.newPage();
@@ -256,6 +318,13 @@ test('a node whose engine stops takes only its own personas down, named, and bri
       const alice = await getWithin(`http://127.0.0.1:${ports.alice}/api/v1/system/status`, 15_000);
       expect(alice.status).toBe(200);
       expect((await w.persona('alice')).error).toBeNull();
+      // Nothing can move off or onto a node that is down.
+      const move = await call(`${w.url}/api/personas/bob/move`, {
+        method: 'POST',
+        body: { node: node(2).hostname },
+      });
+      expect(move.status).toBe(409);
+      expect(move.body.error).toContain(`node ${lost.hostname} is down`);
     },
   );
 

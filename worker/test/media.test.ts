@@ -52,6 +52,7 @@ beforeAll(async () => {
     commit: async () => null,
     persona: null,
     repoRoot: dir,
+    dataDir: dir,
     wakerUrl: 'http://127.0.0.1:1',
     serviceKey: KEY,
     logger,

@@ -8,6 +8,10 @@ import type { Logger } from '@persona-browser/service-kit';
 import type { Persona } from '../persona';
 import { IdentityWakeError, WakeError } from '../persona';
 import { UnknownPersona } from '../fleet';
+import { MoveError } from '../drivers/swarm-move';
+import type { MoveResult } from '../persona-move';
+import type { NodeStatus } from '../drivers/types';
+import { MoveRefused } from '../persona-move';
 import type { SupervisorClient } from '../supervisor-client';
 import { NoSupervisor, SupervisorUnreachable } from '../supervisor-client';
 import {
@@ -16,6 +20,7 @@ import {
   checkFields,
   checkServiceKey,
   errorEnvelope,
+  isRecord,
 } from '@persona-browser/service-kit';
 
 /** What the API reads and drives: the fleet, and the metrics helper's parts (injected). */
@@ -25,10 +30,12 @@ export interface ApiDeps {
     get(name: string): Persona;
   };
   metrics: { body(): MetricsBody };
-  requestsPerHour(
-    personaDir: string,
-    hours: number,
-  ): Promise<Array<{ hour: string; count: number }>>;
+  /** The cluster's nodes (none on a single server). */
+  nodes(): NodeStatus[];
+  /** Moves a persona to another node of the cluster (409 without one). */
+  move(persona: Persona, node: string): Promise<MoveResult>;
+  /** A persona's requests per hour, wherever its request log is. */
+  requestsPerHour(persona: Persona, hours: number): Promise<Array<{ hour: string; count: number }>>;
   /** The supervisor that started this waker (SUPERVISOR_URL), or null when none did. */
   supervisor: SupervisorClient | null;
   serviceKey: string | null;
@@ -43,6 +50,7 @@ type Ctx = {
   deps: ApiDeps;
   params: Request['params'];
   query: Record<string, unknown>;
+  body: Record<string, unknown>;
 };
 
 interface RouteDef {
@@ -51,6 +59,8 @@ interface RouteDef {
   path: string;
   auth: boolean;
   query?: Joi.ObjectSchema;
+  /** A JSON body, checked with this schema (unknown fields refused by name). */
+  body?: Joi.ObjectSchema;
   handler(ctx: Ctx): Promise<unknown>;
 }
 
@@ -124,8 +134,34 @@ export const ROUTES: RouteDef[] = [
       return {
         name: persona.name,
         hours,
-        requests: await deps.requestsPerHour(persona.spec.dir, hours),
+        requests: await deps.requestsPerHour(persona, hours),
       };
+    },
+  },
+  {
+    name: 'nodes',
+    method: 'get',
+    path: WAKER_PATHS.nodes,
+    auth: true,
+    handler: async ({ deps }): Promise<{ nodes: NodeStatus[] }> => ({ nodes: deps.nodes() }),
+  },
+  {
+    name: 'move',
+    method: 'post',
+    path: `${WAKER_PATHS.personas}/:name/move`,
+    auth: true,
+    body: Joi.object({
+      node: Joi.string()
+        .pattern(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/)
+        .max(253)
+        .required()
+        .messages({ 'string.pattern.base': "'node' must be a node's hostname" }),
+    }),
+    handler: async (ctx) => {
+      const persona = named(ctx);
+      const node = typeof ctx.body.node === 'string' ? ctx.body.node : '';
+      const move = await ctx.deps.move(persona, node);
+      return { ...persona.info(), move };
     },
   },
   {
@@ -155,6 +191,14 @@ export const ROUTES: RouteDef[] = [
 function errorStatus(err: unknown): number | null {
   if (err instanceof UnknownPersona || err instanceof NoSupervisor) return 404;
   if (err instanceof BadRequest) return 400;
+  if (err instanceof MoveRefused) return 409;
+  if (err instanceof MoveError) {
+    if (err.reason === 'invalid') return 400;
+    return err.reason === 'exists' || err.reason === 'busy' ? 409 : 502;
+  }
+  // express.json() on a body that is not JSON.
+  if (isRecord(err) && err.type === 'entity.parse.failed') return 400;
+  if (isRecord(err) && err.type === 'entity.too.large') return 413;
   // The proxy or the GeoIP service failed the wake: an upstream's fault, not the waker's.
   if (err instanceof SupervisorUnreachable || err instanceof IdentityWakeError) return 502;
   if (err instanceof WakeError) return 503;
@@ -185,21 +229,27 @@ export function createApp(deps: ApiDeps): express.Express {
   for (const r of ROUTES) {
     const run = (req: Request, res: Response, next: NextFunction): void => {
       let query: Record<string, unknown> = {};
-      if (r.query) {
-        const checked = checkFields<Record<string, unknown>>(r.query, req.query);
+      let body: Record<string, unknown> = {};
+      for (const [schema, input, set] of [
+        [r.query, req.query, (v: Record<string, unknown>) => (query = v)],
+        [r.body, isRecord(req.body) ? req.body : {}, (v: Record<string, unknown>) => (body = v)],
+      ] as const) {
+        if (!schema) continue;
+        const checked = checkFields<Record<string, unknown>>(schema, input);
         if (!checked.ok) {
           next(new BadRequest(checked.message));
           return;
         }
-        query = checked.value;
+        set(checked.value);
       }
-      r.handler({ deps, params: req.params, query }).then((out) => {
+      r.handler({ deps, params: req.params, query, body }).then((out) => {
         if (out instanceof Relayed) res.status(out.status).json(out.body);
         else res.json(out);
       }, next);
     };
-    if (r.auth) app[r.method](r.path, auth, run);
-    else app[r.method](r.path, run);
+    const parse = r.body ? [express.json({ limit: '16kb' })] : [];
+    if (r.auth) app[r.method](r.path, auth, ...parse, run);
+    else app[r.method](r.path, ...parse, run);
   }
   guardMethods(app);
   app.use('/vendor/uplot', express.static(deps.uplotDir, { index: false }));

@@ -4,6 +4,7 @@ import Docker from 'dockerode';
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage, isRecord, parseEnvFile } from '@persona-browser/service-kit';
 import { OverlayGateway, TunnelAgent } from './overlay-tunnel';
+import { FolderMover } from './swarm-move';
 import type { PlacedPersona } from './swarm-plan';
 import {
   FLEET_LABEL,
@@ -20,7 +21,15 @@ import {
 import type { ServiceInfo, SwarmNodeInfo, TaskInfo } from './swarm-state';
 import { latestTask, readNode, readService, readTask } from './swarm-state';
 import { runOnNode } from './swarm-task';
-import type { ExitInfo, FoundInstance, InstanceHandle, InstanceSpec, RuntimeDriver } from './types';
+import type {
+  ExitInfo,
+  FolderMoves,
+  NodeStatus,
+  FoundInstance,
+  InstanceHandle,
+  InstanceSpec,
+  RuntimeDriver,
+} from './types';
 import { DriverError } from './types';
 
 export interface SwarmDriverOptions {
@@ -74,9 +83,10 @@ export class SwarmDriver implements RuntimeDriver {
   private readonly nodeListeners: Array<(node: string) => void> = [];
   /** Services this waker runs, by service id. */
   private readonly live = new Map<string, LiveEntry>();
-  private nodes = new Map<string, SwarmNodeInfo>();
+  private known = new Map<string, SwarmNodeInfo>();
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  private readonly mover: FolderMover;
 
   private constructor(
     private readonly opts: SwarmDriverOptions,
@@ -85,7 +95,16 @@ export class SwarmDriver implements RuntimeDriver {
     private readonly seccomp: string | null,
     private readonly gateway: OverlayGateway,
     private readonly wakerUrl: string,
-  ) {}
+  ) {
+    this.mover = new FolderMover({
+      docker,
+      image: opts.image,
+      network: opts.network,
+      dataDir: opts.dataDir,
+      fleetId: opts.fleetId,
+      logger: opts.logger,
+    });
+  }
 
   static async create(opts: SwarmDriverOptions): Promise<SwarmDriver> {
     const docker = opts.docker ?? new Docker();
@@ -144,8 +163,8 @@ export class SwarmDriver implements RuntimeDriver {
 
   private async refreshNodes(): Promise<void> {
     const list = (await this.docker.listNodes()).map(readNode);
-    const before = this.nodes;
-    this.nodes = new Map(list.map((n) => [n.hostname, n]));
+    const before = this.known;
+    this.known = new Map(list.map((n) => [n.hostname, n]));
     for (const n of list) {
       const was = before.get(n.hostname);
       if (was && !was.ready && n.ready) for (const l of this.nodeListeners) l(n.hostname);
@@ -153,11 +172,23 @@ export class SwarmDriver implements RuntimeDriver {
   }
 
   nodeProblem(node: string): string | null {
-    const n = this.nodes.get(node);
+    const n = this.known.get(node);
     if (!n) return `node ${node} is not part of the swarm`;
     if (!n.ready) return `node ${node} is down (${n.message})`;
     if (!n.active) return `node ${node} is not active (drained or paused)`;
     return null;
+  }
+
+  nodes(): NodeStatus[] {
+    return [...this.known.values()]
+      .map((n) => ({
+        hostname: n.hostname,
+        ready: n.ready,
+        active: n.active,
+        memory_mb: n.memoryMb,
+        message: n.message,
+      }))
+      .sort((a, b) => a.hostname.localeCompare(b.hostname));
   }
 
   onNodeReady(listener: (node: string) => void): void {
@@ -170,7 +201,7 @@ export class SwarmDriver implements RuntimeDriver {
       node: e.handle.node ?? '',
       memoryMb: e.memoryMb,
     }));
-    const node = chooseNode([...this.nodes.values()], placed);
+    const node = chooseNode([...this.known.values()], placed);
     if (!node) throw new DriverError('no node of the swarm is ready to take a persona');
     return node;
   }
@@ -350,6 +381,18 @@ export class SwarmDriver implements RuntimeDriver {
       handle.address.agent?.destroy();
     }
   }
+
+  // --- moving ----------------------------------------------------------------------------
+
+  readonly moves: FolderMoves = {
+    copy: async (persona, from, to) => {
+      const report = await this.mover.copy({ persona, from, to });
+      return { entries: report.entries, files: report.files, bytes: report.bytes, ms: report.ms };
+    },
+    remove: async (persona, node, keptOn) => {
+      await this.mover.removeOld({ persona, from: node, to: keptOn });
+    },
+  };
 
   // --- finding, watching ---------------------------------------------------------------------
 

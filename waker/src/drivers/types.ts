@@ -72,8 +72,45 @@ export interface RuntimeDriver {
   nodeProblem?(node: string): string | null;
   /** Called when a node that was down is ready again. */
   onNodeReady?(listener: (node: string) => void): void;
+  /** The cluster's nodes as last seen; absent on a single server. */
+  nodes?(): NodeStatus[];
+  /** Moving a persona's folder between nodes: only drivers of several nodes have it. */
+  readonly moves?: FolderMoves;
   /** Releases the driver's own resources (event streams); instances are stopped by the caller. */
   close(): Promise<void>;
+}
+
+/** A node of the cluster, as the waker's API shows it. */
+export interface NodeStatus {
+  hostname: string;
+  /** The engine answers the manager's heartbeats. */
+  ready: boolean;
+  /** Availability `active`: new tasks may start there (not drained or paused). */
+  active: boolean;
+  memory_mb: number;
+  /** The engine's words for its state ("heartbeat failure"). */
+  message: string;
+}
+
+/** Copies of a sleeping persona's folder between the nodes of a cluster. */
+export interface FolderMoves {
+  /** Copies the folder from one node to another and checks it arrived whole; the source stays. */
+  copy(persona: string, from: string, to: string): Promise<FolderCopy>;
+  /**
+   * Removes the persona's copy on `node`, the one on `keptOn` staying: the old copy after a
+   * move, or a new one that did not start.
+   */
+  remove(persona: string, node: string, keptOn: string): Promise<void>;
+}
+
+/** What a folder copy carried. */
+export interface FolderCopy {
+  /** Everything under the folder: files, folders, links. */
+  entries: number;
+  files: number;
+  /** Bytes of the stream that carried it. */
+  bytes: number;
+  ms: number;
 }
 
 /** A start failure that names its cause for the user (bad image, missing file…). */

@@ -12,10 +12,13 @@
  *   });
  *   sampler.start(); // and sampler.stop() on shutdown
  *   // GET /api/metrics           → sampler.body()
- *   // GET /api/personas/:name/requests?hours=N → requestsPerHour(personaDir, N)
+ *   // GET /api/personas/:name/requests?hours=N → requestsPerHour(personaDir, N) on one server,
+ *   //   the worker's own count (requestCounts) for a persona on a cluster node
  */
 export type { HostRoots } from './host';
-export type { HourCount } from './requests';
-export { MAX_HOURS, requestsPerHour } from './requests';
+export type { HourCount } from '@persona-browser/service-kit';
+export { MAX_HOURS, requestsPerHour } from '@persona-browser/service-kit';
 export type { Instance, SamplerOptions } from './sampler';
+export type { CountedPersona } from './remote-requests';
+export { keepRequests, personaRequests } from './remote-requests';
 export { MetricsSampler, scheduleFor } from './sampler';

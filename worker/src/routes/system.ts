@@ -9,7 +9,10 @@ import {
   pingSchema,
   poolStatusSchema,
   processTreeBodySchema,
+  requestCountsBodySchema,
 } from '@persona-browser/contracts';
+import Joi from 'joi';
+import { MAX_HOURS, requestsPerHour } from '@persona-browser/service-kit';
 import type { Navigator } from '../browser/navigator';
 import { NotFound } from '../errors';
 import type { Route } from '../http/route';
@@ -28,6 +31,8 @@ export interface SystemDeps {
   commit: () => Promise<CommitInfo | null>;
   persona: string | null;
   repoRoot: string;
+  /** The folder holding the request log (`requests/`). */
+  dataDir: string;
   wakerUrl: string;
   /** Sent to the waker as the bearer token: the waker's API takes the same service key. */
   serviceKey: string | null;
@@ -157,6 +162,25 @@ export function systemRoutes(d: SystemDeps): Route[] {
         const pid = d.navigator.browserPid;
         return { tree: pid === null ? null : await treeMeter.measure(pid) };
       },
+    }),
+    route({
+      name: 'requests',
+      method: 'get',
+      path: SYSTEM_PATHS.requests,
+      auth: true,
+      tag: 'System',
+      summary: "Client requests per UTC hour from this worker's request log, oldest first",
+      query: Joi.object<{ hours: number }, true>({
+        hours: Joi.number().integer().min(1).max(MAX_HOURS).default(24),
+      }),
+      response: envelope({
+        hours: requestCountsBodySchema.extract('hours'),
+        requests: requestCountsBodySchema.extract('requests'),
+      }),
+      handler: async ({ query }) => ({
+        hours: query.hours,
+        requests: await requestsPerHour(d.dataDir, query.hours),
+      }),
     }),
     route({
       name: 'metrics',

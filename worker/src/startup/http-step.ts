@@ -66,6 +66,7 @@ export const httpStep: StartupStep<Served, Listening> = {
       commit: () => (commit ??= readCommit(config.repoRoot)),
       persona: config.personaName,
       repoRoot: config.repoRoot,
+      dataDir: config.dataDir,
       wakerUrl: config.wakerUrl,
       serviceKey: config.serviceKey,
       logger,
