@@ -15,11 +15,13 @@ import { ensurePersonaImage } from '@persona-browser/testkit/image';
 import { startSwarmCluster } from '@persona-browser/testkit/swarm-cluster';
 import type { SwarmCluster, SwarmNode } from '@persona-browser/testkit/swarm-cluster';
 import { FolderMover, MoveError } from '../src/drivers/swarm-move';
+import type { FolderMoverOptions } from '../src/drivers/swarm-move';
 import { PIPE_ROLE_LABEL } from '../src/folder-pipe/one-shot';
 
-const logger = createLogger({ secrets: [], level: 'error' });
+const logger = createLogger({ secrets: [], level: process.env.LOG_LEVEL ?? 'error' });
 let cluster: SwarmCluster;
 let mover: FolderMover;
+let moverOptions: FolderMoverOptions;
 let dataRoot: string;
 let nodeA: SwarmNode;
 let nodeB: SwarmNode;
@@ -48,7 +50,7 @@ function makePersonaFolder(dir: string): void {
 }
 
 /** Every entry under a folder (and the folder itself): type, mode, owner, and its content's
- * hash or its link's target. */
+ * hash or its link's target (a file over 1 GiB, by its size and blocks on disk). */
 function snapshot(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   const visit = (rel: string): void => {
@@ -56,6 +58,8 @@ function snapshot(dir: string): Record<string, string> {
     const st = fs.lstatSync(full);
     const head = `${(st.mode & 0o7777).toString(8)} ${st.uid}:${st.gid}`;
     if (st.isSymbolicLink()) out[rel] = `link ${head} -> ${fs.readlinkSync(full)}`;
+    else if (st.isFile() && st.size > 2 ** 30)
+      out[rel] = `big file ${head} ${st.size} ${st.blocks}`;
     else if (st.isFile()) {
       const hash = crypto.createHash('sha256').update(fs.readFileSync(full)).digest('hex');
       out[rel] = `file ${head} ${st.size} ${hash}`;
@@ -84,14 +88,15 @@ beforeAll(async () => {
   const network = await cluster.createOverlay('move');
   dataRoot = path.join(cluster.dir, 'data');
   for (const node of cluster.nodes) fs.mkdirSync(dataOf(node), { recursive: true });
-  mover = new FolderMover({
+  moverOptions = {
     docker: new Docker(),
     image,
     network,
     dataDir: path.join(dataRoot, '{node}'),
     fleetId: cluster.runId,
     logger,
-  });
+  };
+  mover = new FolderMover(moverOptions);
 }, 600_000);
 
 afterAll(async () => {
@@ -160,6 +165,38 @@ test('a sender whose folder does not exist fails naming the step and node, and l
   expect(err).toMatchObject({ step: 'send', node: nodeA.hostname, reason: 'failed' });
   expect(String(err)).toMatch(/there is no folder ghost here/);
   expect(fs.readdirSync(dataOf(cluster.manager))).toEqual([]);
+  expect(await pipeServices()).toEqual([]);
+}, 240_000);
+
+test('a copy that runs out of time mid-stream stops its tasks and removes what had arrived', async () => {
+  const source = path.join(dataOf(nodeA), 'dave');
+  makePersonaFolder(source);
+  // 16 GiB of holes: tar reads them as zeros, far more than streams in the time given.
+  const holes = path.join(source, 'Default', 'huge.bin');
+  fs.closeSync(fs.openSync(holes, 'w'));
+  fs.truncateSync(holes, 16 * 1024 ** 3);
+  const before = snapshot(source);
+  const slow = new FolderMover({ ...moverOptions, timeoutMs: 10_000 });
+  const req = { persona: 'dave', from: nodeA.hostname, to: nodeB.hostname };
+  // What the target holds meanwhile: an incoming folder that grows.
+  let arrived = 0;
+  const watch = setInterval(() => {
+    for (const name of fs.readdirSync(dataOf(nodeB)).filter((n) => n.startsWith('dave.'))) {
+      const file = path.join(dataOf(nodeB), name, 'Default', 'huge.bin');
+      // Gone between the listing and the look: the next round sees it.
+      const blocks = fs.statSync(file, { throwIfNoEntry: false })?.blocks ?? 0;
+      arrived = Math.max(arrived, blocks * 512);
+    }
+  }, 100);
+  const err: unknown = await slow
+    .copy(req)
+    .catch((e: unknown) => e)
+    .finally(() => clearInterval(watch));
+  expect(err).toBeInstanceOf(MoveError);
+  expect(err).toMatchObject({ step: 'receive', node: nodeB.hostname, reason: 'timeout' });
+  expect(arrived).toBeGreaterThan(0);
+  expect(fs.readdirSync(dataOf(nodeB)).filter((n) => n.startsWith('dave'))).toEqual([]);
+  expect(snapshot(source)).toEqual(before);
   expect(await pipeServices()).toEqual([]);
 }, 240_000);
 

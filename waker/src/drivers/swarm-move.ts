@@ -107,7 +107,7 @@ export class FolderMover {
       );
       return report;
     } catch (err) {
-      await Promise.all(made.splice(0).map((s) => this.quietly(s.remove())));
+      await Promise.all(made.splice(0).map((s) => this.removeService(s)));
       // A receiver that refused made nothing; else what arrived goes (the receiver may not
       // have lived to remove it).
       const refused = err instanceof MoveError && err.step === 'receive' && err.reason === 'exists';
@@ -115,7 +115,7 @@ export class FolderMover {
       this.opts.logger.warn(`moving the ${log} failed: ${errorMessage(err)}`);
       throw err;
     } finally {
-      await Promise.all(made.map((s) => this.quietly(s.remove())));
+      await Promise.all(made.map((s) => this.removeService(s)));
       this.inFlight.delete(req.persona);
     }
   }
@@ -130,7 +130,7 @@ export class FolderMover {
       const result = await this.expectDone(shot, 'remove', Date.now() + SHORT_STEP_MS);
       return { existed: result?.existed === true };
     } finally {
-      await this.quietly(shot.remove());
+      await this.removeService(shot);
     }
   }
 
@@ -267,11 +267,15 @@ export class FolderMover {
     }
   }
 
-  private async quietly(work: Promise<unknown>): Promise<void> {
+  /** Stops and removes a step's service; a failure here is logged, not thrown. */
+  private async removeService(shot: OneShot): Promise<void> {
+    const started = Date.now();
     try {
-      await work;
+      const last = await shot.remove();
+      const task = last ? `its task ${last.state}` : 'gone already';
+      this.opts.logger.debug(`removed ${shot.spec.name} (${task}) in ${Date.now() - started} ms`);
     } catch (err) {
-      this.opts.logger.warn(`removing a folder-pipe service: ${errorMessage(err)}`);
+      this.opts.logger.warn(`could not remove the service ${shot.spec.name}: ${errorMessage(err)}`);
     }
   }
 }

@@ -143,21 +143,25 @@ export class OneShot {
   /**
    * Stops the task and waits until its container has stopped (a receiver stopped mid-stream
    * removes its folder first), then removes the service. Never throws for a service gone.
+   * Resolves with the task's last status (null: the service was gone).
    */
-  async remove(): Promise<void> {
+  async remove(): Promise<TaskStatus | null> {
     const service = this.docker.getService(this.id);
     try {
-      if (!hasEnded(await this.status())) {
+      let last = await this.status();
+      if (!hasEnded(last)) {
         const spec: unknown = await service.inspect();
         const version = isRecord(spec) && isRecord(spec.Version) ? spec.Version.Index : undefined;
         const body = isRecord(spec) && isRecord(spec.Spec) ? spec.Spec : {};
         const scaled = { ...body, Mode: { Replicated: { Replicas: 0 } } };
         await service.update({ _query: { version }, _body: scaled });
-        await this.waitEnded(Date.now() + 20_000);
+        last = await this.waitEnded(Date.now() + 20_000);
       }
       await service.remove();
+      return last;
     } catch (err) {
       if (statusOf(err) !== 404) throw err;
+      return null;
     }
   }
 }
