@@ -83,7 +83,10 @@ export class Fleet {
       });
       this.personas.set(spec.name, persona);
       const other = byPort.get(spec.port);
-      if (spec.port === this.opts.wakerPort) {
+      if (spec.proxyCountry && driver.nodes) {
+        // The identity file is written in the manager's folder, which a node's worker never sees.
+        persona.markFatal('PROXY_COUNTRY is not available on a cluster (WAKER_DRIVER=swarm) yet');
+      } else if (spec.port === this.opts.wakerPort) {
         persona.markFatal(`PORT ${spec.port} is the waker's own port (WAKER_PORT)`);
       } else if (other) {
         persona.markFatal(`PORT ${spec.port} is already used by persona ${other.name}`);

@@ -137,12 +137,14 @@ beforeAll(async () => {
     bob: await freePort(),
     carol: await freePort(),
     dave: await freePort(),
+    eve: await freePort(),
   };
   ({ personasDir } = makePersonas({
     alice: `PORT=${ports.alice}\nMODE=always-on\nNODE=${node(0).hostname}\n`,
     bob: `PORT=${ports.bob}\nMODE=always-on\nNODE=${node(1).hostname}\n`,
     carol: `PORT=${ports.carol}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\nNODE=${node(2).hostname}\n`,
     dave: `PORT=${ports.dave}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
+    eve: `PORT=${ports.eve}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\nPROXY_COUNTRY=DE\n`,
   }));
   waker = await startWaker({
     WAKER_DRIVER: 'swarm',
@@ -179,6 +181,11 @@ test('personas run on the nodes that hold them and answer through their ports on
     expect(await taskNode('bob')).toBe(node(1).hostname);
     const list = await call(`${w.url}/api/personas`);
     expect(personaListSchema.validate(list.body).error).toBeUndefined();
+    // A proxy identity is written beside the definition, which a node never sees: refused.
+    expect(await w.persona('eve')).toMatchObject({
+      state: 'crashed',
+      error: 'PROXY_COUNTRY is not available on a cluster (WAKER_DRIVER=swarm) yet',
+    });
     for (const p of ['alice', 'bob']) {
       const ping = await call(`http://127.0.0.1:${ports[p]}/api/v1/system/ping`);
       expect(ping.status).toBe(200);

@@ -44,7 +44,7 @@ export interface FolderMoverOptions {
 }
 
 /** The step a move failed at. */
-export type MoveStep = 'check' | 'receive' | 'send' | 'verify' | 'commit' | 'remove';
+export type MoveStep = 'check' | 'receive' | 'send' | 'verify' | 'commit' | 'remove' | 'make';
 
 /**
  * A move that did not happen. `reason`: `exists` (the target already has the folder), `busy`
@@ -134,6 +134,23 @@ export class FolderMover {
     }
   }
 
+  /** Makes a new persona's folder on the node that will hold it (there already: nothing). */
+  async make(persona: string, node: string): Promise<void> {
+    if (!isFolderName(persona)) {
+      throw new MoveError('make', node, 'invalid', `"${persona}" is no persona name`);
+    }
+    const id = crypto.randomBytes(4).toString('hex');
+    const shot = await OneShot.start(
+      this.opts.docker,
+      this.spec(id, 'make', node, { PIPE_PERSONA: persona }),
+    );
+    try {
+      await this.expectDone(shot, 'make', Date.now() + SHORT_STEP_MS);
+    } finally {
+      await this.removeService(shot);
+    }
+  }
+
   /** Removes one-shot services of this fleet an interrupted waker left behind. */
   removeLeftovers(): Promise<number> {
     return removePipeServices(this.opts.docker, this.opts.fleetId);
@@ -146,7 +163,7 @@ export class FolderMover {
   private spec(id: string, mode: PipeMode, node: string, env: PipeEnv, network?: string) {
     // A DNS label of at most 63 characters, as Swarm wants service names.
     const fleet = this.opts.fleetId.replace(/[^a-zA-Z0-9-]/g, '-').slice(0, 40);
-    const short = { receive: 'rx', send: 'tx', commit: 'ok', remove: 'rm' }[mode];
+    const short = { receive: 'rx', send: 'tx', commit: 'ok', remove: 'rm', make: 'mk' }[mode];
     return {
       name: `pbmv-${fleet}-${id}-${short}`,
       mode,

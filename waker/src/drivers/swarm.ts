@@ -20,7 +20,6 @@ import {
 } from './swarm-plan';
 import type { ServiceInfo, SwarmNodeInfo, TaskInfo } from './swarm-state';
 import { latestTask, readNode, readService, readTask } from './swarm-state';
-import { runOnNode } from './swarm-task';
 import type {
   ExitInfo,
   FolderMoves,
@@ -294,23 +293,15 @@ export class SwarmDriver implements RuntimeDriver {
 
   /** Creates the persona's folder on its node (a bind mount's source must exist). */
   private async makeFolder(node: string, persona: string): Promise<void> {
-    const dataDir = nodeDataDir(this.opts.dataDir, node);
-    const result = await runOnNode(this.docker, {
-      name: `pb-${this.opts.fleetId}-mkdir-${persona}`,
-      image: this.opts.image,
-      node,
-      command: ['mkdir', '-p', `/data/${persona}`],
-      mounts: [{ Type: 'bind', Source: dataDir, Target: '/data' }],
-      labels: { [FLEET_LABEL]: this.opts.fleetId },
-      timeoutMs: this.opts.startTimeoutMs ?? 120_000,
-    });
-    if (result.state !== 'complete') {
-      const missing = /bind source path does not exist/.test(result.error);
+    try {
+      await this.mover.make(persona, node);
+    } catch (err) {
+      const dataDir = nodeDataDir(this.opts.dataDir, node);
       throw new DriverError(
-        missing
+        /bind source path does not exist/.test(errorMessage(err))
           ? `the data folder ${dataDir} does not exist on node ${node}: create it there ` +
               '(SWARM_DATA_DIR)'
-          : `cannot make the folder of ${persona} on node ${node}: ${result.error || result.state}`,
+          : `cannot make the folder of ${persona} on node ${node}: ${errorMessage(err)}`,
       );
     }
   }

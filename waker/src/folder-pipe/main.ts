@@ -267,7 +267,15 @@ async function remove(): Promise<{ existed: boolean }> {
   return { existed };
 }
 
-const modes: Record<PipeMode, () => Promise<object>> = { receive, send, commit, remove };
+/** A new persona's folder on the node that will hold it: a bind mount's source must exist. */
+async function make(): Promise<{ made: boolean }> {
+  const target = path.join(dataDir, folderEnv('PIPE_PERSONA'));
+  const made = !(await exists(target));
+  await fs.promises.mkdir(target, { recursive: true });
+  return { made };
+}
+
+const modes: Record<PipeMode, () => Promise<object>> = { receive, send, commit, remove, make };
 
 function isMode(mode: string): mode is PipeMode {
   return Object.keys(modes).includes(mode);

@@ -7,6 +7,8 @@ import type Docker from 'dockerode';
 import { errorMessage, isRecord } from '@persona-browser/service-kit';
 import type { PipeEnv, PipeMode } from './protocol';
 import { DATA_MOUNT, PIPE_SCRIPT, resultOf } from './protocol';
+import { taskPhase } from '../drivers/swarm-plan';
+import { readTask } from '../drivers/swarm-state';
 
 export const PIPE_ROLE_LABEL = 'persona-browser.folder-pipe';
 export const PIPE_FLEET_LABEL = 'persona-browser.folder-pipe.fleet';
@@ -33,9 +35,7 @@ export interface TaskStatus {
   exitCode: number | null;
 }
 
-/** States a task does not leave. */
-const ENDED = new Set(['complete', 'failed', 'rejected', 'shutdown', 'orphaned', 'remove']);
-export const hasEnded = (s: TaskStatus): boolean => ENDED.has(s.state);
+export const hasEnded = (s: TaskStatus): boolean => taskPhase(s.state) === 'ended';
 
 const statusOf = (err: unknown): number | undefined =>
   isRecord(err) && typeof err.statusCode === 'number' ? err.statusCode : undefined;
@@ -43,15 +43,10 @@ const statusOf = (err: unknown): number | undefined =>
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A task from the engine's list, read by shape. */
-function taskStatus(task: unknown): TaskStatus | null {
-  if (!isRecord(task) || !isRecord(task.Status)) return null;
-  const { State, Err, Message, ContainerStatus } = task.Status;
-  const code = isRecord(ContainerStatus) ? ContainerStatus.ExitCode : undefined;
-  return {
-    state: typeof State === 'string' ? State : 'unknown',
-    err: typeof Err === 'string' ? Err : typeof Message === 'string' ? Message : '',
-    exitCode: typeof code === 'number' ? code : null,
-  };
+function taskStatus(raw: unknown): TaskStatus | null {
+  if (!isRecord(raw) || !isRecord(raw.Status)) return null;
+  const task = readTask(raw);
+  return { state: task.state || 'unknown', err: task.error, exitCode: task.exitCode };
 }
 
 /** Splits the engine's multiplexed log stream (8-byte frame headers) into stdout and stderr. */

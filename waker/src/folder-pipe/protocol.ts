@@ -5,7 +5,7 @@
  */
 import { isRecord } from '@persona-browser/service-kit';
 
-export type PipeMode = 'receive' | 'send' | 'commit' | 'remove';
+export type PipeMode = 'receive' | 'send' | 'commit' | 'remove' | 'make';
 
 /** Where a task sees the node's data folder (a bind mount of it). */
 export const DATA_MOUNT = '/data';
