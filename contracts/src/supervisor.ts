@@ -38,6 +38,7 @@ export const UPDATE_STEPS = [
   'install',
   'build',
   'image',
+  'push',
   'restart',
   'health',
   'rollback',

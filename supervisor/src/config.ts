@@ -17,8 +17,11 @@ export interface SupervisorConfig {
   stateDir: string;
   /** The waker's command line; default: `node <repo>/waker/dist/main.js`. */
   wakerCommand: string[];
-  /** Whether the fleet runs persona containers, so an update may have to rebuild the image. */
-  docker: { image: string; baseImage: string | null } | null;
+  /**
+   * Whether the fleet runs persona containers, so an update may have to rebuild the image;
+   * `registry` (PERSONA_REGISTRY, `host:port`) is where the nodes of a cluster pull it from.
+   */
+  docker: { image: string; baseImage: string | null; registry: string | null } | null;
 }
 
 export const DOCKER_SOCKET = '/var/run/docker.sock';
@@ -34,6 +37,7 @@ interface SupervisorEnv {
   WAKER_DRIVER?: 'docker' | 'process' | 'swarm';
   PERSONA_IMAGE: string;
   PERSONA_BASE_IMAGE?: string;
+  PERSONA_REGISTRY?: string;
 }
 
 const schema = Joi.object<SupervisorEnv, true>({
@@ -46,6 +50,15 @@ const schema = Joi.object<SupervisorEnv, true>({
   WAKER_DRIVER: Joi.string().valid('docker', 'process', 'swarm'),
   PERSONA_IMAGE: Joi.string().default('persona-browser:latest'),
   PERSONA_BASE_IMAGE: Joi.string().allow('').empty(''),
+  // A registry's host (and port), as image names begin with it: `registry.lan:5000`.
+  PERSONA_REGISTRY: Joi.string()
+    .allow('')
+    .empty('')
+    .pattern(/^[a-zA-Z0-9.-]+(:[0-9]{1,5})?(\/[a-z0-9._-]+)*$/)
+    .messages({
+      'string.pattern.base':
+        '"PERSONA_REGISTRY" must be a registry host and port such as registry.lan:5000',
+    }),
 }).unknown(true);
 
 /** `.env` at the checkout's root with the process environment on top, as the waker reads it. */
@@ -67,6 +80,11 @@ export function loadSupervisorConfig(
     v.WAKER_DRIVER === 'docker' ||
     v.WAKER_DRIVER === 'swarm' ||
     (v.WAKER_DRIVER === undefined && fs.existsSync(dockerSocket));
+  if (v.PERSONA_REGISTRY && !dockerDriver) {
+    throw new ConfigError(
+      'invalid PERSONA_REGISTRY: the fleet runs no persona containers (WAKER_DRIVER=process)',
+    );
+  }
   return {
     repoRoot,
     updateIntervalS: v.UPDATE_INTERVAL,
@@ -77,7 +95,11 @@ export function loadSupervisorConfig(
     stateDir: path.resolve(repoRoot, v.SUPERVISOR_STATE_DIR),
     wakerCommand: [process.execPath, path.join(repoRoot, 'waker', 'dist', 'main.js')],
     docker: dockerDriver
-      ? { image: v.PERSONA_IMAGE, baseImage: v.PERSONA_BASE_IMAGE ?? null }
+      ? {
+          image: v.PERSONA_IMAGE,
+          baseImage: v.PERSONA_BASE_IMAGE ?? null,
+          registry: v.PERSONA_REGISTRY ?? null,
+        }
       : null,
   };
 }

@@ -55,7 +55,8 @@ async function pingHash(port: number): Promise<string | null> {
  * The health gate of an update: the waker answers, and every always-on persona answers ping on
  * its port with `commit.hash` equal to the new commit, within the timeout (each persona is
  * started at once by the waker, so they share the one deadline). Fails at once if the waker
- * ends. Says, on failure, which personas were not healthy and what they last showed.
+ * ends. Says, on failure, which personas were not healthy (on which node, in a cluster) and what
+ * they last showed.
  */
 export async function healthGate(o: GateOptions): Promise<GateResult> {
   const deadline = Date.now() + o.timeoutMs;
@@ -80,13 +81,15 @@ export async function healthGate(o: GateOptions): Promise<GateResult> {
         personas
           .filter((p) => !healthy.has(p.name))
           .map(async (p) => {
+            // A cluster's persona runs on a node: a failure names it.
+            const at = p.node ? `on node ${p.node} ` : '';
             try {
               const hash = await pingHash(p.port);
               if (hash === o.hash) healthy.add(p.name);
-              else seen.set(p.name, `answers on commit ${hash?.slice(0, 12) ?? 'unknown'}`);
+              else seen.set(p.name, `${at}answers on commit ${hash?.slice(0, 12) ?? 'unknown'}`);
             } catch (err) {
               const state = p.error ? `${p.state}: ${p.error}` : p.state;
-              seen.set(p.name, `${state} (${errorMessage(err)})`);
+              seen.set(p.name, `${at}${state} (${errorMessage(err)})`);
             }
           }),
       );

@@ -97,6 +97,41 @@ export class PersonaImage {
   }
 
   /**
+   * The name `registry` holds a commit's image under: `<registry>/<name>:<commit>`, `<name>` the
+   * last part of the configured image's name. Named by commit, so what runs where can be read
+   * off any node.
+   */
+  registryName(registry: string, commit: string): string {
+    const name =
+      this.image
+        .replace(/:[^/:]+$/, '')
+        .split('/')
+        .at(-1) ?? 'persona-browser';
+    return `${registry}/${name}:${commit.slice(0, 12)}`;
+  }
+
+  /** Tags `local` as `remote` (a registry's name) and pushes it there. */
+  async push(local: string, remote: string): Promise<void> {
+    const at = remote.lastIndexOf(':');
+    await this.docker.getImage(local).tag({ repo: remote.slice(0, at), tag: remote.slice(at + 1) });
+    // No credentials: the engine wants the header anyway, and an empty one means anonymous.
+    const stream = await this.docker.getImage(remote).push({}, undefined, { serveraddress: '' });
+    await new Promise<void>((resolve, reject) => {
+      let refused: string | null = null;
+      this.docker.modem.followProgress(
+        stream,
+        (err: Error | null) =>
+          err || refused
+            ? reject(new Error(`push of ${remote}: ${refused ?? err?.message}`))
+            : resolve(),
+        (event: { error?: string }) => {
+          if (event.error) refused = event.error.trim();
+        },
+      );
+    });
+  }
+
+  /**
    * Builds the planned image from the checkout (Docker's layer cache keeps it short); a failed
    * build's error carries the last lines the build printed.
    */

@@ -35,7 +35,14 @@ async function main(): Promise<void> {
     git,
     state,
     log,
-    preparer: new Preparer(config.repoRoot, state, log, image, owner),
+    preparer: new Preparer(
+      config.repoRoot,
+      state,
+      log,
+      image,
+      owner,
+      config.docker?.registry ?? null,
+    ),
     onWakerLine: (line) => process.stdout.write(`${line}\n`),
   });
   // Stopped last: the waker, and with it every persona.
@@ -49,6 +56,7 @@ async function main(): Promise<void> {
     update_interval_s: config.updateIntervalS,
     health_timeout_s: config.healthTimeoutS,
     image: config.docker?.image ?? null,
+    registry: config.docker?.registry ?? null,
   });
   life.exitOnSignals(['SIGTERM', 'SIGINT']);
   process.on('unhandledRejection', (err) => logger.error('unhandled rejection', { err }));

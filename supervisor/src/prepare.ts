@@ -39,6 +39,8 @@ export class Preparer {
     private readonly log: UpdateLog,
     private readonly image: PersonaImage | null,
     private readonly as: RunAs | null = null,
+    /** PERSONA_REGISTRY: each commit's image is pushed there, and the waker runs that name. */
+    private readonly registry: string | null = null,
   ) {}
 
   private lockHash(): string {
@@ -66,7 +68,11 @@ export class Preparer {
     }
   }
 
-  async prepare(step: Step): Promise<string | null> {
+  /**
+   * Prepares the checked-out commit `commit`; answers the persona image the waker must use:
+   * with a registry, the name it was pushed under there (which every node can pull).
+   */
+  async prepare(step: Step, commit: string): Promise<string | null> {
     const lock = this.lockHash();
     if (this.installed(lock)) {
       this.log.info('install: package-lock.json unchanged, dependencies kept');
@@ -90,7 +96,17 @@ export class Preparer {
     );
     this.log.info('build: done');
     if (!this.image) return null;
+    const local = await this.localImage(step, this.image);
+    if (!this.registry) return local;
     const image = this.image;
+    const remote = image.registryName(this.registry, commit);
+    await step('push', () => image.push(local, remote));
+    this.log.info(`image: ${local} pushed as ${remote}`);
+    return remote;
+  }
+
+  /** This machine's image of the checkout's content: found, taken from compose, or built. */
+  private async localImage(step: Step, image: PersonaImage): Promise<string> {
     const plan = image.plan();
     if (await image.exists(plan.tag)) {
       this.log.info(`image: ${plan.tag} holds this content already, no build`);

@@ -339,7 +339,7 @@ export class Supervisor {
     const step = timedStep(timings);
     await step('checkout', () => git.moveTo(hash));
     this.commit = await git.info(hash);
-    const image = await preparer.prepare(step);
+    const image = await preparer.prepare(step, hash);
     const current = this.running;
     const keep =
       this.waker.running && current !== null && current.hash === hash && current.image === image;

@@ -60,10 +60,28 @@ describe('supervisor configuration', () => {
     [{ HEALTH_TIMEOUT: '1.5' }, /invalid HEALTH_TIMEOUT/],
     [{ SUPERVISOR_PORT: '4900' }, /invalid SUPERVISOR_PORT: it is the waker's port/],
     [{ WAKER_DRIVER: 'kubernetes' }, /invalid WAKER_DRIVER/],
+    [{ WAKER_DRIVER: 'swarm', PERSONA_REGISTRY: 'https://reg:5000' }, /invalid PERSONA_REGISTRY/],
+    [{ WAKER_DRIVER: 'process', PERSONA_REGISTRY: 'reg:5000' }, /invalid PERSONA_REGISTRY/],
   ])('%j is refused with one clear line', (env, message) => {
     const root = checkout();
     expect(() => loadSupervisorConfig(env, root, NO_SOCKET)).toThrow(ConfigError);
     expect(() => loadSupervisorConfig(env, root, NO_SOCKET)).toThrow(message);
+  });
+
+  test('a swarm fleet builds its image and names the registry its nodes pull from', () => {
+    const root = checkout();
+    const env = { WAKER_DRIVER: 'swarm', PERSONA_REGISTRY: '172.16.0.1:5000' };
+    expect(loadSupervisorConfig(env, root, NO_SOCKET).docker).toEqual({
+      image: 'persona-browser:latest',
+      baseImage: null,
+      registry: '172.16.0.1:5000',
+    });
+    // Without one, a single server's images stay on its own engine.
+    expect(loadSupervisorConfig({ WAKER_DRIVER: 'docker' }, root, NO_SOCKET).docker).toEqual({
+      image: 'persona-browser:latest',
+      baseImage: null,
+      registry: null,
+    });
   });
 
   test('a folder that is not a git checkout is refused', () => {

@@ -16,7 +16,17 @@ import { addPoll, api, state } from './core.js';
 const EVERY_MS = 5000;
 const LOG_LINES = 10;
 /** @type {import('@persona-browser/contracts').UpdateStep[]} the steps in the order they run */
-const STEPS = ['fetch', 'checkout', 'install', 'build', 'image', 'restart', 'health', 'rollback'];
+const STEPS = [
+  'fetch',
+  'checkout',
+  'install',
+  'build',
+  'image',
+  'push',
+  'restart',
+  'health',
+  'rollback',
+];
 
 /** @param {unknown} hash */
 const short = (hash) => text(hash).slice(0, 7);
