@@ -1,8 +1,9 @@
 /**
  * Where a wake's time goes on a Swarm node, read back after the wake from the engines' own
- * records (all on this machine's clock): when the service was updated, when Swarm made the
- * task, when the node's engine created and started the container, and when the worker inside
- * logged its first line and that it listened. Each is given in ms after the request was sent.
+ * records (all on this machine's clock): when Swarm made the task, when the node's engine
+ * created and started the container, and when the worker inside logged its first line and that
+ * it listened. Each is given in ms after the request was sent. (The service's own UpdatedAt is
+ * no phase: Swarm writes the service again when an update's monitor period ends.)
  */
 import Docker from 'dockerode';
 import { readTask } from '../src/drivers/swarm-state';
@@ -17,7 +18,6 @@ const rec = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null ? Object.fromEntries(Object.entries(v)) : {};
 
 export const PHASES = [
-  'service_updated',
   'task_created',
   'container_created',
   'container_started',
@@ -44,7 +44,6 @@ export async function traceWake(
   sentAt: number,
   answeredMs: number,
 ): Promise<WakeTrace> {
-  const svc = rec(await manager.getService(service).inspect());
   const tasks = (await manager.listTasks({ filters: { service: [service] } })).map(rec);
   tasks.sort((a, b) => when(b.CreatedAt) - when(a.CreatedAt));
   const task = tasks[0] ?? {};
@@ -70,7 +69,6 @@ export async function traceWake(
   }
   const after = (t: number): number => Math.round(t - sentAt);
   return {
-    service_updated: after(when(svc.UpdatedAt)),
     task_created: after(when(task.CreatedAt)),
     container_created: after(created),
     container_started: after(started),

@@ -170,7 +170,12 @@ async function main(): Promise<void> {
   const docker = new Docker();
   const farEngine = engineOf(far.dockerHost);
   const lines: string[] = [];
-  const report: Record<string, unknown> = { cpus: os.cpus().length, wakes: WAKES };
+  // The host's load: on a shared 2-core machine it explains much of the spread.
+  const report: Record<string, unknown> = {
+    cpus: os.cpus().length,
+    wakes: WAKES,
+    load_at_start: os.loadavg().map(r2),
+  };
 
   // 1. Wakes. The first start of each makes its profile; it is not a sample.
   for (const name of ['far', 'near'] as const) {
@@ -222,6 +227,7 @@ async function main(): Promise<void> {
       `${r1(median(heldWakes.ms))} ms)`,
   );
 
+  report.load_after_wakes = os.loadavg().map(r2);
   // 2. Front door: both awake (the last wake left them running).
   for (const name of ['far', 'near']) await w.waitState(name, 'running', 120_000);
   const door = await frontDoor(ports);
@@ -240,6 +246,7 @@ async function main(): Promise<void> {
     await call(`${w.url}/api/personas/${name}/sleep`, { method: 'POST' });
   }
 
+  report.load_after_front_door = os.loadavg().map(r2);
   // 3. Scale against create/remove, raw engine, on the worker node.
   t = performance.now();
   const life = await measureLifecycle({
@@ -270,6 +277,7 @@ async function main(): Promise<void> {
     remove_down_ms: life.remove_down_ms.map(r1),
   };
   report.stop_trace = life.stop_trace;
+  report.load_after_lifecycle = os.loadavg().map(r2);
   report.lifecycle_median_ms = {
     scale_up: scaleUp,
     create_up: createUp,
