@@ -39,6 +39,7 @@ let dataRoot: string;
 let overlay: string;
 let ports: Record<string, number>;
 let image: string;
+let wakerEnvironment: Record<string, string>;
 const siteService = `${FLEET}-site`;
 
 /** The node a persona's running task is on, read from the manager; null when none runs. */
@@ -146,7 +147,7 @@ beforeAll(async () => {
     dave: `PORT=${ports.dave}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
     eve: `PORT=${ports.eve}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\nPROXY_COUNTRY=DE\n`,
   }));
-  waker = await startWaker({
+  wakerEnvironment = {
     WAKER_DRIVER: 'swarm',
     WAKER_PORT: String(ports.waker),
     PERSONAS_DIR: personasDir,
@@ -156,7 +157,8 @@ beforeAll(async () => {
     SWARM_NETWORK: overlay,
     SWARM_DATA_DIR: path.join(dataRoot, '{node}'),
     METRICS_INTERVAL: '2',
-  });
+  };
+  waker = await startWaker(wakerEnvironment);
 }, 20 * 60_000);
 
 afterAll(async () => {
@@ -341,9 +343,43 @@ test('a node whose engine stops takes only its own personas down, named, and bri
     const bob = await w.waitState('bob', 'running', 180_000);
     expect(bob.error).toBeNull();
     expect(await taskNode('bob')).toBe(lost.hostname);
+    expect(await runningTasks('bob')).toHaveLength(1);
     const back = await getWithin(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, 15_000);
     expect(back.status).toBe(200);
   });
+});
+
+/** The ids of a persona's tasks that run now (one at most: it is never started twice). */
+async function runningTasks(persona: string): Promise<string[]> {
+  const out = await cluster.docker(cluster.manager, [
+    ...['service', 'ps', `pb-${FLEET}-${persona}`, '--filter', 'desired-state=running'],
+    ...['--format', '{{.ID}} {{.CurrentState}}'],
+  ]);
+  return out
+    .split('\n')
+    .filter((l) => / Running /.test(` ${l} `))
+    .map((l) => l.split(' ')[0] ?? '');
+}
+
+test('a waker killed and started again adopts the running workers without restarting them', async () => {
+  const w = running();
+  await Promise.all(['alice', 'bob'].map((p) => w.waitState(p, 'running', 120_000)));
+  const before = { alice: await runningTasks('alice'), bob: await runningTasks('bob') };
+  expect(before.alice).toHaveLength(1);
+  expect(before.bob).toHaveLength(1);
+  w.proc.kill('SIGKILL');
+  await w.exited;
+  waker = await startWaker(wakerEnvironment);
+  const again = running();
+  for (const p of ['alice', 'bob'] as const) {
+    expect((await again.waitState(p, 'running', 30_000)).node).toBe(
+      p === 'alice' ? node(0).hostname : node(1).hostname,
+    );
+    expect(await runningTasks(p)).toEqual(before[p]);
+    const ping = await call(`http://127.0.0.1:${ports[p]}/api/v1/system/ping`);
+    expect(ping.body.persona).toBe(p);
+  }
+  expect(again.logs.join('\n')).toContain('worker taken over');
 });
 
 test('stopped, the waker leaves every persona asleep and its gateway gone', async () => {

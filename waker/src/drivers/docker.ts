@@ -5,15 +5,16 @@ import Docker from 'dockerode';
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage, isRecord } from '@persona-browser/service-kit';
 import { hostPathTranslator } from './host-path';
+import {
+  FLEET_LABEL,
+  PERSONA_LABEL,
+  SHM_BYTES,
+  STOP_TIMEOUT_S,
+  WORKER_PORT,
+  containerEnv,
+} from './worker-container';
 import type { ExitInfo, FoundInstance, InstanceHandle, InstanceSpec, RuntimeDriver } from './types';
 import { DriverError } from './types';
-
-export const PERSONA_LABEL = 'persona-browser.persona';
-export const FLEET_LABEL = 'persona-browser.fleet';
-/** Inside a persona container (PLAN): the worker's port, its folder, the VNC port. */
-const WORKER_PORT = 5000;
-const STOP_TIMEOUT_S = 20;
-const SHM_BYTES = 512 * 1024 * 1024;
 
 export interface DockerDriverOptions {
   fleetId: string;
@@ -108,14 +109,7 @@ export class DockerDriver implements RuntimeDriver {
     await this.freeName(name);
     const env: Record<string, string> = {
       ...spec.env,
-      HOST: '0.0.0.0',
-      PORT: String(WORKER_PORT),
-      PERSONA_DIR: '/persona',
-      // The folder is /persona inside: the name ping reports.
-      PERSONA_NAME: spec.name,
-      REPO_ROOT: '/app',
-      VNC_PORT: '5900',
-      WAKER_URL: `http://host.docker.internal:${this.opts.wakerPort}`,
+      ...containerEnv(spec.name, `http://host.docker.internal:${this.opts.wakerPort}`),
     };
     let container: Docker.Container;
     try {

@@ -4,12 +4,9 @@
  */
 import type Docker from 'dockerode';
 
-export const PERSONA_LABEL = 'persona-browser.persona';
-export const FLEET_LABEL = 'persona-browser.fleet';
-/** Inside a persona's task: the worker's port (as in the docker driver). */
-export const WORKER_PORT = 5000;
-export const STOP_GRACE_S = 20;
-const SHM_BYTES = 512 * 1024 * 1024;
+import { FLEET_LABEL, PERSONA_LABEL, SHM_BYTES, STOP_TIMEOUT_S } from './worker-container';
+
+export { FLEET_LABEL, PERSONA_LABEL, WORKER_PORT } from './worker-container';
 /** The engine API from which a service may carry a seccomp profile of its own (Docker 25). */
 const SECCOMP_API = [1, 44] as const;
 /** What a running persona without MEMORY_LIMIT_MB is counted as when placing a new one. */
@@ -71,7 +68,7 @@ export function personaService(input: PersonaServiceInput): Docker.ServiceSpec {
         TmpfsOptions: { SizeBytes: SHM_BYTES, Mode: 0o1777 },
       },
     ],
-    StopGracePeriod: STOP_GRACE_S * 1e9,
+    StopGracePeriod: STOP_TIMEOUT_S * 1e9,
     ...(input.seccomp
       ? {
           Privileges: {

@@ -5,12 +5,11 @@ import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage, isRecord, parseEnvFile } from '@persona-browser/service-kit';
 import { OverlayGateway, TunnelAgent } from './overlay-tunnel';
 import { FolderMover } from './swarm-move';
+import { STOP_TIMEOUT_S, WORKER_PORT, containerEnv } from './worker-container';
 import type { PlacedPersona } from './swarm-plan';
 import {
   FLEET_LABEL,
-  STOP_GRACE_S,
   UNLIMITED_PERSONA_MB,
-  WORKER_PORT,
   chooseNode,
   nodeDataDir,
   personaService,
@@ -278,17 +277,7 @@ export class SwarmDriver implements RuntimeDriver {
     } catch {
       /* read by the waker a moment ago; a file removed meanwhile leaves the defaults */
     }
-    return {
-      ...spec.env,
-      ...definition,
-      HOST: '0.0.0.0',
-      PORT: String(WORKER_PORT),
-      PERSONA_DIR: '/persona',
-      PERSONA_NAME: spec.name,
-      REPO_ROOT: '/app',
-      VNC_PORT: '5900',
-      WAKER_URL: this.wakerUrl,
-    };
+    return { ...spec.env, ...definition, ...containerEnv(spec.name, this.wakerUrl) };
   }
 
   /** Creates the persona's folder on its node (a bind mount's source must exist). */
@@ -359,7 +348,7 @@ export class SwarmDriver implements RuntimeDriver {
       const spec = isRecord(raw) && isRecord(raw.Spec) ? raw.Spec : {};
       const version = isRecord(raw) && isRecord(raw.Version) ? raw.Version.Index : 0;
       await service.update({ version, ...spec, Mode: { Replicated: { Replicas: 0 } } });
-      const until = Date.now() + (STOP_GRACE_S + 15) * 1000;
+      const until = Date.now() + (STOP_TIMEOUT_S + 15) * 1000;
       while (Date.now() < until) {
         const tasks = await this.tasksOf([handle.id]);
         if (tasks.every((t) => taskPhase(t.state) === 'ended')) return;

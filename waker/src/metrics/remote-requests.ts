@@ -39,7 +39,11 @@ export async function workerRequests(
   );
   const checked: Joi.ValidationResult<RequestCountsBody> = requestCountsBodySchema.validate(body);
   if (checked.error) throw new Error(`invalid request counts: ${checked.error.message}`);
-  return checked.value.requests;
+  // Written as the waker writes hours read from the files (the schema's ISO form has .000).
+  return checked.value.requests.map((h) => ({
+    hour: hourLabel(Date.parse(h.hour)),
+    count: h.count,
+  }));
 }
 
 /** Keeps every hour the worker still has (50 days) beside the persona's definition. */
@@ -61,22 +65,23 @@ export async function keptRequests(
   hours: number,
   now = new Date(),
 ): Promise<HourRequests[]> {
-  const byHour = new Map<string, number>();
+  const byHour = new Map<number, number>();
   try {
     const parsed: unknown = JSON.parse(
       await fs.promises.readFile(path.join(personaDir, SNAPSHOT_FILE), 'utf8'),
     );
     const checked: Joi.ValidationResult<{ requests: HourRequests[] }> = keptSchema.validate(parsed);
     // A damaged file counts as none kept: the counts are a convenience, never a reason to fail.
-    for (const h of checked.error ? [] : checked.value.requests) byHour.set(h.hour, h.count);
+    for (const h of checked.error ? [] : checked.value.requests)
+      byHour.set(Date.parse(h.hour), h.count);
   } catch (err) {
     if (errnoCode(err) !== 'ENOENT' && !(err instanceof SyntaxError)) throw err;
   }
   const last = Math.floor(now.getTime() / HOUR_MS) * HOUR_MS;
   const first = last - (hours - 1) * HOUR_MS;
   return Array.from({ length: hours }, (_, i) => {
-    const hour = hourLabel(first + i * HOUR_MS);
-    return { hour, count: byHour.get(hour) ?? 0 };
+    const ms = first + i * HOUR_MS;
+    return { hour: hourLabel(ms), count: byHour.get(ms) ?? 0 };
   });
 }
 
