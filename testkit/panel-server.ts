@@ -21,6 +21,17 @@ export interface ApiCall {
   method: string;
   path: string;
   auth: string | undefined;
+  /** The JSON body, for a call that sent one. */
+  body?: unknown;
+}
+
+/** A node of a cluster as the waker's `GET /api/nodes` lists it. */
+export interface ClusterNode {
+  hostname: string;
+  ready: boolean;
+  active: boolean;
+  memory_mb: number;
+  message: string;
 }
 
 export interface PanelServer {
@@ -31,7 +42,10 @@ export interface PanelServer {
   close(): Promise<void>;
 }
 
-/** Serves the panel; `/api` needs `Bearer <key>` (else the API's 401), then `routes` answer. */
+/**
+ * Serves the panel; `/api` needs `Bearer <key>` (else the API's 401), then `routes` answer.
+ * `GET /api/nodes` answers an empty list, as a single server does, unless `routes` answer it.
+ */
 export async function servePanel(
   key: string,
   routes: (api: express.Router) => void,
@@ -39,8 +53,15 @@ export async function servePanel(
   const calls: ApiCall[] = [];
   const app = express();
   const api = express.Router();
+  api.use(express.json());
   api.use((req, res, next) => {
-    calls.push({ method: req.method, path: req.originalUrl, auth: req.headers.authorization });
+    const body: unknown = req.body;
+    calls.push({
+      method: req.method,
+      path: req.originalUrl,
+      auth: req.headers.authorization,
+      ...(body === undefined ? {} : { body }),
+    });
     if (req.headers.authorization !== `Bearer ${key}`) {
       res.status(401).json({ detail: 'Invalid API key' });
       return;
@@ -48,6 +69,9 @@ export async function servePanel(
     next();
   });
   routes(api);
+  api.get('/nodes', (_req, res) => {
+    res.json({ nodes: [] });
+  });
   app.use('/api', api);
   app.use('/vendor/uplot', express.static(UPLOT_DIR));
   app.use('/ui', express.static(UI_DIR));
@@ -82,6 +106,11 @@ export function persona(name: string, port: number, over: Partial<PersonaInfo>):
     node: null,
     ...over,
   };
+}
+
+/** A ready, active node of 8 GB, as `GET /api/nodes` lists it. */
+export function clusterNode(hostname: string, over: Partial<ClusterNode> = {}): ClusterNode {
+  return { hostname, ready: true, active: true, memory_mb: 8192, message: '', ...over };
 }
 
 /**
