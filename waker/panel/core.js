@@ -9,6 +9,15 @@ import { notifier } from '/ui/messages.js';
 /** @template [T=unknown] @typedef {import('/ui/http.js').Answer<T>} Answer */
 /** @typedef {import('@persona-browser/contracts').PersonaInfo} PersonaInfo */
 /** @typedef {import('@persona-browser/contracts').MetricsBody} MetricsBody */
+/**
+ * A node of the cluster as `GET /api/nodes` lists it.
+ * @typedef {object} ClusterNode
+ * @property {string} hostname
+ * @property {boolean} ready the engine answers the manager's heartbeats
+ * @property {boolean} active new tasks may start there (not drained or paused)
+ * @property {number} memory_mb the node's memory
+ * @property {string} message the engine's words for its state ("heartbeat failure")
+ */
 
 /** How often the persona list is read (the banner says it while the waker is away). */
 export const PERSONAS_EVERY_MS = 3000;
@@ -22,6 +31,8 @@ export const state = {
   },
   /** @type {PersonaInfo[] | null} the last persona list (null until read) */
   personas: null,
+  /** @type {ClusterNode[]} the cluster's nodes (none on a single server) */
+  nodes: [],
   /** @type {MetricsBody | null} the last metrics body */
   metrics: null,
   /** @type {Map<string, { hour: string, count: number }[]>} requests per hour, by persona */
@@ -56,14 +67,18 @@ export function ago(iso) {
  * @param {string} method
  * @param {string} path
  * @param {number} [timeoutMs] 15 s when left out
+ * @param {unknown} [body] sent as JSON when given
  * @returns {Promise<Answer<T>>}
  */
-export async function api(method, path, timeoutMs) {
+export async function api(method, path, timeoutMs, body) {
   if (!state.key) return noAnswer('No service key');
+  /** @type {Record<string, string>} */
+  const headers = { Authorization: 'Bearer ' + state.key };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
   /** @type {Answer<T>} */
   const r = await request(
     path,
-    { method, headers: { Authorization: 'Bearer ' + state.key } },
+    { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) },
     { timeoutMs: timeoutMs ?? 15000, service: 'the waker' },
   );
   if (r.status === 401) keyRejected(r.message);
@@ -123,9 +138,12 @@ export const onKeyChange = keeper.watch;
 /** Uses this key from now on (null: none); what follows the key follows. */
 export const setKey = keeper.set;
 
-// Without a key, the persona list read with the last one is gone.
+// Without a key, the persona list and the nodes read with the last one are gone.
 onKeyChange((key) => {
-  if (!key) state.personas = null;
+  if (!key) {
+    state.personas = null;
+    state.nodes = [];
+  }
 });
 
 onKeyChange(

@@ -3,10 +3,12 @@
 //
 // Stable hooks for tests and scripts: each persona row is `tr[data-persona="<name>"]` with
 // `data-state`; its buttons are `button[data-action="wake|sleep|restart"][data-persona]`; its
-// links are `a[data-link="panel|live"]`; its proxy cell is `[data-field="proxy"]`, with
+// links are `a[data-link="panel|live"]`; its node cell (clusters only, cluster.js) is
+// `[data-field="node"]`; its proxy cell is `[data-field="proxy"]`, with
 // `[data-field="proxy-failing"]` ("proxy failing") while the worker's proxy errors grow.
 import { byId, el, localTime, text } from '/ui/dom.js';
 import { ago, api, notify, state } from './core.js';
+import { nodeCell, showNodeColumn, updateNodeCell } from './cluster.js';
 
 /** @typedef {import('@persona-browser/contracts').PersonaInfo} PersonaInfo */
 /** @typedef {import('@persona-browser/contracts').ProxyStatus} ProxyStatus */
@@ -14,7 +16,7 @@ import { ago, api, notify, state } from './core.js';
 /**
  * @typedef {object} Row
  * @property {HTMLTableRowElement} tr
- * @property {Record<'name' | 'state' | 'port' | 'proxy' | 'commit' | 'last' | 'usage' | 'links' | 'actions', HTMLTableCellElement>} cells
+ * @property {Record<'name' | 'node' | 'state' | 'port' | 'proxy' | 'commit' | 'last' | 'usage' | 'links' | 'actions', HTMLTableCellElement>} cells
  * @property {Record<string, HTMLButtonElement>} buttons
  */
 
@@ -32,6 +34,13 @@ export const onNamesChange = (/** @type {() => void} */ fn) => {
   namesChanged = fn;
 };
 
+/** Whatever counts the personas (the Nodes card) redraws when they are drawn. */
+/** @type {() => void} */
+let personasShown = () => {};
+export const onPersonasShown = (/** @type {() => void} */ fn) => {
+  personasShown = fn;
+};
+
 /** The persona's own port on the host this panel was loaded from. */
 const personaBase = (/** @type {number} */ port) => 'http://' + location.hostname + ':' + port;
 
@@ -40,6 +49,7 @@ const rows = new Map();
 
 /** Shows the persona list last read (or why there is none). */
 export function renderPersonas() {
+  showNodeColumn();
   const body = byId('personas-body');
   const list = state.personas;
   const empty = byId('personas-empty');
@@ -52,6 +62,7 @@ export function renderPersonas() {
       : 'Enter the service key to see the personas.';
     byId('personas-summary').textContent = '';
     byId('fleet-summary').textContent = '';
+    personasShown();
     return;
   }
   empty.hidden = list.length > 0;
@@ -89,12 +100,14 @@ export function renderPersonas() {
       : '');
   byId('personas-summary').textContent = summary;
   byId('fleet-summary').textContent = summary;
+  personasShown();
 }
 
 /** @param {string} name @returns {Row} */
 function createRow(name) {
   const cells = {
     name: el('td', { className: 'name-cell' }, name),
+    node: nodeCell(),
     state: el('td', { className: 'state-cell' }),
     port: el('td', { className: 'num' }),
     proxy: el('td', { className: 'proxy-cell', data: { field: 'proxy' } }),
@@ -141,6 +154,7 @@ function updateRow(row, p) {
   const st = text(p.state);
   const c = row.cells;
   row.tr.dataset.state = st;
+  updateNodeCell(c.node, p);
   const since = 'for ' + (ago(p.since) || '?').replace(/ ago$/, '');
   setCell(c.state, [st, since, p.mode, p.error].join('\u0000'), () => [
     el('span', { className: 'badge state-' + st.replace(/[^a-z]/g, '') }, st),
