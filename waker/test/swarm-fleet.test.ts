@@ -395,4 +395,9 @@ test('stopped, the waker leaves every persona asleep and its gateway gone', asyn
     ...['ps', '-aq', '--filter', `name=pb-${FLEET}-gateway`],
   ]);
   expect(gateway.trim()).toBe('');
+  // The overlay's anchor on every node goes with the waker.
+  const anchor = await cluster.docker(cluster.manager, [
+    ...['service', 'ls', '-q', '--filter', `name=pb-${FLEET}-anchor`],
+  ]);
+  expect(anchor.trim()).toBe('');
 });

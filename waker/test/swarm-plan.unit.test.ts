@@ -11,6 +11,7 @@ import {
   UNLIMITED_PERSONA_MB,
   chooseNode,
   nodeDataDir,
+  overlayAnchor,
   personaService,
   serviceSeccompSupported,
   taskPhase,
@@ -139,6 +140,16 @@ describe('the service of a persona', () => {
     });
     expect(readService(raw, 'other')).toBeNull();
     expect(readService({ Spec: { Name: 'x' } }, 'f1')).toBeNull();
+  });
+
+  test("the overlay's anchor: one idle task on every node, on the overlay, never read as a persona", () => {
+    const anchor = overlayAnchor('f1', 'img:1', 'pb-net');
+    expect(anchor.Mode).toEqual({ Global: {} });
+    const task = anchor.TaskTemplate;
+    if (!task || !('ContainerSpec' in task)) throw new Error('no container spec');
+    expect(task.Networks).toEqual([{ Target: 'pb-net' }]);
+    expect(task.ContainerSpec?.Command).toEqual(['tini', '--', 'sleep', 'infinity']);
+    expect(readService({ ID: 'a', Spec: anchor }, 'f1')).toBeNull();
   });
 
   test('the data folder of a node, and the phases of a task', () => {

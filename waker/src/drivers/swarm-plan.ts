@@ -98,6 +98,31 @@ export function personaService(input: PersonaServiceInput): Docker.ServiceSpec {
   };
 }
 
+/**
+ * An idle task on every node, on the fleet's overlay: a node keeps its part of an overlay only
+ * while a container there uses it, and building it again costs each wake about half a second
+ * (measured by waker/bench/swarm.ts). Global mode follows nodes as they join.
+ */
+export function overlayAnchor(fleetId: string, image: string, network: string): Docker.ServiceSpec {
+  const labels = { [FLEET_LABEL]: fleetId };
+  return {
+    Name: `pb-${fleetId}-anchor`,
+    Labels: labels,
+    TaskTemplate: {
+      ContainerSpec: {
+        Image: image,
+        Labels: labels,
+        // tini as PID 1 ends at once on the stop signal, which a bare sleep would ignore.
+        Command: ['tini', '--', 'sleep', 'infinity'],
+      },
+      Resources: { Limits: { MemoryBytes: 32 * 1024 * 1024 } },
+      Networks: [{ Target: network }],
+    },
+    Mode: { Global: {} },
+    EndpointSpec: { Mode: 'dnsrr' },
+  };
+}
+
 /** A node as placement sees it. */
 export interface NodeRoom {
   hostname: string;

@@ -12,6 +12,7 @@ import {
   UNLIMITED_PERSONA_MB,
   chooseNode,
   nodeDataDir,
+  overlayAnchor,
   personaService,
   serviceName,
   serviceSeccompSupported,
@@ -145,6 +146,7 @@ export class SwarmDriver implements RuntimeDriver {
       labels: { [FLEET_LABEL]: opts.fleetId },
     });
     await gateway.start();
+    await anchorOverlay(docker, overlayAnchor(opts.fleetId, opts.image, opts.network));
     const driver = new SwarmDriver(
       opts,
       docker,
@@ -453,6 +455,27 @@ export class SwarmDriver implements RuntimeDriver {
     this.timer = null;
     for (const e of this.live.values()) e.handle.address.agent?.destroy();
     await this.gateway.stop();
+    await this.docker
+      .getService(`pb-${this.opts.fleetId}-anchor`)
+      .remove()
+      .catch(() => undefined);
+  }
+}
+
+/** The overlay's anchor on every node: made when missing, updated to this image when not. */
+async function anchorOverlay(docker: Docker, spec: Docker.ServiceSpec): Promise<void> {
+  const name = spec.Name ?? '';
+  try {
+    const raw: unknown = await docker.getService(name).inspect();
+    const version = isRecord(raw) && isRecord(raw.Version) ? raw.Version.Index : 0;
+    await docker.getService(name).update({ version, ...spec });
+  } catch (err) {
+    if (statusOf(err) !== 404) {
+      throw new DriverError(`cannot update service ${name}: ${messageOf(err)}`);
+    }
+    await docker.createService(spec).catch((e: unknown) => {
+      throw new DriverError(`cannot create service ${name}: ${messageOf(e)}`);
+    });
   }
 }
 
