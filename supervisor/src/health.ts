@@ -20,6 +20,8 @@ export interface GateOptions {
   wakerEnded: Promise<WakerExit> | null;
   /** Pause between two looks. */
   pollMs?: number;
+  /** Only these personas are held to the gate (one node's, in a rolling update). */
+  only?: ReadonlySet<string>;
 }
 
 export type GateResult = { ok: true; personas: string[] } | { ok: false; reason: string };
@@ -27,7 +29,10 @@ export type GateResult = { ok: true; personas: string[] } | { ok: false; reason:
 const LOCAL = '127.0.0.1';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function alwaysOn(o: GateOptions): Promise<PersonaList['personas']> {
+/** The waker's always-on personas (those `only` names, when it names some). */
+export async function alwaysOn(
+  o: Pick<GateOptions, 'wakerPort' | 'serviceKey' | 'only'>,
+): Promise<PersonaList['personas']> {
   const headers: Record<string, string> = o.serviceKey
     ? { authorization: `Bearer ${o.serviceKey}` }
     : {};
@@ -41,11 +46,13 @@ async function alwaysOn(o: GateOptions): Promise<PersonaList['personas']> {
     allowUnknown: true,
   });
   if (list.error) throw new Error(`the waker's persona list is invalid: ${list.error.message}`);
-  return list.value.personas.filter((p) => p.mode === 'always-on');
+  return list.value.personas.filter(
+    (p) => p.mode === 'always-on' && (o.only === undefined || o.only.has(p.name)),
+  );
 }
 
 /** The commit a persona's port answers ping with (through the waker's front door). */
-async function pingHash(port: number): Promise<string | null> {
+export async function pingHash(port: number): Promise<string | null> {
   const body = await getJson({ host: LOCAL, port }, SYSTEM_PATHS.ping, 10_000);
   const ping: Joi.ValidationResult<PingResult> = pingSchema.validate(body, { allowUnknown: true });
   return ping.error ? null : (ping.value.commit?.hash ?? null);

@@ -14,12 +14,12 @@ import type { UpdateLog } from './log';
 import { timedStep } from './prepare';
 import type { Preparer } from './prepare';
 import { RemoteWatch } from './remote';
+import { rollingGate } from './rolling';
 import type { StateFile } from './state';
 import { WakerProcess } from './waker';
 
 const TRIGGER_POLL_MS = 500;
 const WAKER_RESTART_MS = 5_000;
-
 type Trigger = UpdateRecord['trigger'];
 
 export interface SupervisorParts {
@@ -343,25 +343,28 @@ export class Supervisor {
     const current = this.running;
     const keep =
       this.waker.running && current !== null && current.hash === hash && current.image === image;
-    if (!keep) await step('restart', () => this.restartWaker(hash, image));
+    // A cluster (its image in a registry) is rolled node by node: the waker hands over its workers.
+    const rolling = config.docker?.registry != null;
+    if (!keep) await step('restart', () => this.restartWaker(hash, image, rolling));
     log.info(
       `${keep ? 'waker kept' : 'waker started'}: health gate on ${short(hash)} (${config.healthTimeoutS} s)`,
     );
+    const gate = {
+      wakerPort: config.wakerPort,
+      serviceKey: config.serviceKey,
+      hash,
+      timeoutMs: config.healthTimeoutS * 1000,
+      wakerEnded: this.waker.ended(),
+    };
     return step('health', () =>
-      healthGate({
-        wakerPort: config.wakerPort,
-        serviceKey: config.serviceKey,
-        hash,
-        timeoutMs: config.healthTimeoutS * 1000,
-        wakerEnded: this.waker.ended(),
-      }),
+      rolling ? rollingGate({ ...gate, say: (line) => log.info(line) }) : healthGate(gate),
     );
   }
 
-  private async restartWaker(hash: string, image: string | null): Promise<void> {
+  private async restartWaker(hash: string, image: string | null, handOver = false): Promise<void> {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.restartTimer = null;
-    await this.waker.stop();
+    await this.waker.stop(handOver);
     const pid = this.waker.start(image ? { PERSONA_IMAGE: image } : {});
     this.running = { hash, image };
     this.p.state.update({ wakerPid: pid });

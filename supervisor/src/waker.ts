@@ -94,12 +94,15 @@ export class WakerProcess {
     return proc.pid ?? -1;
   }
 
-  /** SIGTERM (the waker stops every worker cleanly), SIGKILL to the group after the grace. */
-  async stop(): Promise<void> {
+  /**
+   * SIGTERM (the waker stops every worker cleanly), SIGKILL to the group after the grace.
+   * `handOver` asks instead (SIGUSR2) that its workers keep running for the next waker.
+   */
+  async stop(handOver = false): Promise<void> {
     const proc = this.proc;
     if (!proc || !this.exited) return;
     this.stopping = true;
-    proc.kill('SIGTERM');
+    proc.kill(handOver ? 'SIGUSR2' : 'SIGTERM');
     const pid = proc.pid;
     const timer = setTimeout(() => {
       if (pid !== undefined) signalGroup(pid, 'SIGKILL');

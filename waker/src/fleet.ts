@@ -203,6 +203,17 @@ export class Fleet {
     }));
   }
 
+  /**
+   * Closes every port and lets go of the workers without stopping them: the next waker adopts
+   * them (a rolling update then restarts them node by node, none before its node's turn).
+   */
+  async release(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await Promise.all(this.doors.map((d) => d.close()));
+    await this.opts.driver.close();
+  }
+
   /** Stops every worker and closes every port. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);

@@ -45,8 +45,10 @@ async function main(): Promise<void> {
     identity: config.identity,
     updateTrigger: updateTriggerPath(config.repoRoot),
   });
-  // Stopped last: every persona container closes its browser cleanly.
-  life.onStop('fleet', () => fleet.stop());
+  // Stopped last: every persona container closes its browser cleanly, unless the workers are
+  // handed over (SIGUSR2, below) to the next waker, which adopts them.
+  let handOver = false;
+  life.onStop('fleet', () => (handOver ? fleet.release() : fleet.stop()));
 
   const metrics = await life.step(
     'metrics',
@@ -91,6 +93,11 @@ async function main(): Promise<void> {
   if (!config.serviceKey)
     logger.warn('SERVICE_KEY is not set: every authenticated call answers 500');
   life.exitOnSignals(['SIGTERM', 'SIGINT']);
+  // The supervisor's rolling update: this waker ends, its workers keep running for the next.
+  process.once('SIGUSR2', () => {
+    handOver = driver.canAdopt;
+    void life.exit('SIGUSR2: workers handed over to the next waker');
+  });
 
   // Started by a supervisor: when it dies (even by SIGKILL) the fleet must not outlive it.
   const { supervisorPid } = config;

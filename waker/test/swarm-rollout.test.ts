@@ -2,9 +2,10 @@
  * Updates of a fleet across servers: the supervisor as users run it on the manager of a real
  * three-node Swarm (the test kit's cluster), on a checkout with a real upstream, with a real
  * registry (Debian's docker-registry, over HTTPS) on the manager's bridge address. Each commit's
- * image is pushed there under the commit's name, every node pulls it by that name, the health
- * gate holds the personas of every node to the new commit, and a bad commit is rolled back on
- * every node.
+ * image is pushed there under the commit's name and every node pulls it by that name; the update
+ * rolls node by node, each node's personas held to the health gate before the next node's turn,
+ * and a bad commit stops at the first node and is rolled back, so every node ends on the last
+ * good commit.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -33,6 +34,7 @@ const HEALTH_S = 150;
 const MAIN = 'worker/src/main.ts';
 const original = fs.readFileSync(path.join(ROOT, MAIN), 'utf8');
 const PERSONAS = ['ann', 'ben', 'cat'] as const;
+type Persona = (typeof PERSONAS)[number];
 
 let cluster: SwarmCluster;
 let registry: TestRegistry | null = null;
@@ -54,7 +56,7 @@ const reg = (): TestRegistry => {
 };
 
 /** The node each persona is placed on: one persona per node, the manager first. */
-const home = (persona: (typeof PERSONAS)[number]): SwarmNode => {
+const home = (persona: Persona): SwarmNode => {
   const n = cluster.nodes[PERSONAS.indexOf(persona)];
   if (!n) throw new Error(`no node for ${persona}`);
   return n;
@@ -64,7 +66,7 @@ const home = (persona: (typeof PERSONAS)[number]): SwarmNode => {
 const pushedName = (commit: string): string => `${reg().host}/${IMAGE_REPO}:${commit.slice(0, 12)}`;
 
 /** The image the persona's container runs, read from the engine of the node it runs on. */
-async function containerImage(persona: (typeof PERSONAS)[number]): Promise<string> {
+async function containerImage(persona: Persona): Promise<string> {
   const out = await cluster.docker(home(persona), [
     ...['ps', '--filter', `label=com.docker.swarm.service.name=pb-${FLEET}-${persona}`],
     ...['--format', '{{.Image}}'],
@@ -112,6 +114,79 @@ async function expectEveryNodeOn(commit: string): Promise<void> {
       image: pushedName(commit),
     });
   }
+}
+
+/** The personas in the order their nodes' turns come: by the node's name. */
+const rollOrder = (): Persona[] =>
+  [...PERSONAS].sort((a, b) => home(a).hostname.localeCompare(home(b).hostname));
+
+/**
+ * Watches, until stopped, the image each persona's service is set to run (read from the manager
+ * every second): every image each service was given on the way.
+ */
+function watchSpecs(): { stop(): Promise<Record<Persona, Set<string>>> } {
+  const seen: Record<Persona, Set<string>> = { ann: new Set(), ben: new Set(), cat: new Set() };
+  let on = true;
+  const look = async (p: Persona): Promise<void> => {
+    const format = '{{.Spec.TaskTemplate.ContainerSpec.Image}}';
+    const image = await cluster
+      .docker(cluster.manager, ['service', 'inspect', '--format', format, `pb-${FLEET}-${p}`])
+      .catch(() => '');
+    if (image.trim()) seen[p].add(image.trim().replace(/@sha256:[0-9a-f]+$/, ''));
+  };
+  const loop = (async () => {
+    while (on) {
+      await Promise.all(PERSONAS.map(look));
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  })();
+  return {
+    stop: async () => {
+      on = false;
+      await loop;
+      return seen;
+    },
+  };
+}
+
+/** When the persona's running container was created, on its node's engine (ms since 1970). */
+async function containerCreated(persona: Persona): Promise<number> {
+  const filter = `label=com.docker.swarm.service.name=pb-${FLEET}-${persona}`;
+  const id = (await cluster.docker(home(persona), ['ps', '-q', '--filter', filter])).trim();
+  const at = await cluster.docker(home(persona), ['inspect', '--format', '{{.Created}}', id]);
+  return Date.parse(at.trim());
+}
+
+type Sample = Record<Persona, string | null> & { at: number };
+
+/**
+ * Samples, until stopped, the commit each persona answers ping with on its own port (null while
+ * it does not answer): the update as a user of each port sees it.
+ */
+function watchPings(): { stop(): Promise<Sample[]> } {
+  const samples: Sample[] = [];
+  let on = true;
+  const ping = async (p: Persona): Promise<string | null> => {
+    const r = await call<{ commit?: { hash: string } }>(
+      `http://127.0.0.1:${ports[p]}/api/v1/system/ping`,
+      { key: null },
+    ).catch(() => null);
+    return r?.status === 200 ? (r.body.commit?.hash ?? null) : null;
+  };
+  const loop = (async () => {
+    while (on) {
+      const [ann, ben, cat] = await Promise.all(PERSONAS.map(ping));
+      samples.push({ ann: ann ?? null, ben: ben ?? null, cat: cat ?? null, at: Date.now() });
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
+  return {
+    stop: async () => {
+      on = false;
+      await loop;
+      return samples;
+    },
+  };
 }
 
 const idleOn = (hash: string) => (s: SupervisorStatus) =>
@@ -178,8 +253,10 @@ test(
     const before = fleetRepo().head();
     await s.waitFor('healthy on HEAD', idleOn(before), 20 * 60_000);
     // Tests stay out of the image: the content is the same, only the commit is new.
+    const pings = watchPings();
     const next = fleetRepo().push('Tests: a note', { 'worker/test/note.txt': 'A note.\n' });
     const after = await s.waitFor('updated', idleOn(next), 10 * 60_000);
+    const samples = await pings.stop();
     expect(after.last_update).toMatchObject({ from: before, to: next, result: 'ok' });
     expect(after.last_update?.timings.image).toBeUndefined();
     expect(after.last_update?.timings.push).toEqual(expect.any(Number));
@@ -187,6 +264,16 @@ test(
       expect.arrayContaining([before.slice(0, 12), next.slice(0, 12)]),
     );
     await expectEveryNodeOn(next);
+    // Node by node: the last node's worker was started on the new image only after the first
+    // node's persona answered on the new commit; each node's turn follows the one before it.
+    const order = rollOrder();
+    const first = order[0] ?? 'ann';
+    const last = order[2] ?? 'cat';
+    const firstNew = samples.find((x) => x[first] === next);
+    if (!firstNew) throw new Error(`${first} never answered on ${next}`);
+    expect(await containerCreated(last)).toBeGreaterThan(firstNew.at);
+    const turns = order.map((p) => samples.findIndex((x) => x[p] === next));
+    expect([...turns].sort((a, b) => a - b)).toEqual(turns);
   },
   31 * 60_000,
 );
@@ -197,6 +284,7 @@ test(
     const s = running();
     const good = fleetRepo().head();
     await s.waitFor('healthy on HEAD', idleOn(good), 20 * 60_000);
+    const specs = watchSpecs();
     const bad = fleetRepo().push('Worker: exits at start', {
       [MAIN]: BREAK.exitsAtStart(original),
     });
@@ -206,11 +294,22 @@ test(
         x.last_update?.to === bad && x.last_update.result === 'rolled_back' && x.state === 'idle',
       25 * 60_000,
     );
-    // The bad commit's image was built and pushed, and its gate named the nodes it failed on.
+    const given = await specs.stop();
+    // The bad commit's image was built and pushed, and only the first node ran it: its gate
+    // failed there, naming it, and the nodes after it never ran the bad commit.
     expect(after.last_update?.timings.image).toEqual(expect.any(Number));
     expect(await reg().tags(IMAGE_REPO)).toContain(bad.slice(0, 12));
-    for (const p of PERSONAS)
-      expect(after.last_update?.reason).toContain(`on node ${home(p).hostname}`);
+    const [first, ...rest] = rollOrder();
+    if (!first) throw new Error('no personas');
+    expect(after.last_update?.reason).toContain(`on node ${home(first).hostname}`);
+    expect([...given[first]]).toContain(pushedName(bad));
+    for (const p of rest) {
+      expect(after.last_update?.reason).not.toContain(`on node ${home(p).hostname}`);
+      expect({ persona: p, images: [...given[p]] }).toEqual({
+        persona: p,
+        images: [pushedName(good)],
+      });
+    }
     expect(after.bad_commits.map((b) => b.hash)).toContain(bad);
     expect(after.healthy_commit).toBe(good);
     expect(fleetRepo().head()).toBe(good);
