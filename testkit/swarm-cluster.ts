@@ -10,6 +10,9 @@ import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { freeBlock, rangesInUse } from './free-addresses';
+import { holdClusterLock } from './cluster-lock';
+import type { ClusterLock } from './cluster-lock';
 import { descendantsOf, killQuietly, pidsMatching } from './procs';
 
 export interface SwarmNode {
@@ -38,30 +41,6 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs
       else resolve(stdout);
     });
   });
-}
-
-/** The addresses `<ip>/<len>` covers, as [first, last]. */
-function range(ip: string, len: number): [number, number] {
-  const size = 2 ** (32 - len);
-  const n = ip.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
-  return [n - (n % size), n - (n % size) + size - 1];
-}
-
-/** Every IPv4 range this machine has an address or a route in. */
-async function rangesInUse(): Promise<Array<[number, number]>> {
-  const text = (await run('ip', ['-4', '-o', 'addr'])) + (await run('ip', ['-4', 'route']));
-  const cidrs = text.matchAll(/(\d+\.\d+\.\d+\.\d+)(?:\/(\d+))?/g);
-  return [...cidrs].map((m) => range(m[1] ?? '', Number(m[2] ?? 32)));
-}
-
-/** The first block `candidate(x)/len` (x from a random start) that nothing in use overlaps. */
-function freeBlock(used: Array<[number, number]>, candidate: (x: number) => string, len: number) {
-  const start = crypto.randomInt(256);
-  for (let i = 0; i < 256; i++) {
-    const [first, last] = range(candidate((start + i) % 256), len);
-    if (used.every(([f, l]) => l < first || f > last)) return candidate((start + i) % 256);
-  }
-  throw new Error(`no free /${len} like ${candidate(0)}: every one is in use on this machine`);
 }
 
 interface WorkerEngine {
@@ -101,7 +80,7 @@ export class SwarmCluster {
   private readonly forwardRule = ['FORWARD', '-i', this.bridge, '-o', this.bridge, '-j', 'ACCEPT'];
   private ownsSwarm = false;
   /** Holds the machine's cluster lock (see holdClusterLock) until teardown. */
-  lock: ChildProcess | null = null;
+  lock: ClusterLock | null = null;
   private ruleAdded = false;
   private tornDown: Promise<void> | null = null;
 
@@ -327,7 +306,7 @@ export class SwarmCluster {
       for (const p of under.sort().reverse()) await run('umount', ['-l', p]).catch(() => '');
       fs.rmSync(this.dir, { recursive: true, force: true });
     });
-    this.lock?.kill();
+    this.lock?.release();
     this.lock = null;
     if (problems.length)
       throw new Error(`swarm teardown left work undone:\n${problems.join('\n')}`);
@@ -371,37 +350,6 @@ export class SwarmCluster {
 const running = (e: WorkerEngine): boolean =>
   e.child !== null && e.child.exitCode === null && e.child.signalCode === null;
 
-const LOCK_FILE = '/tmp/persona-browser-swarm.lock';
-
-/**
- * The manager is this machine's one engine, so one cluster at a time: test processes (and
- * worktrees) queue on a lock file. A `flock` child holds it while its stdin stays open; it ends
- * with this process, so a crashed test never leaves the lock taken.
- */
-function holdClusterLock(timeoutMs = 30 * 60_000): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('flock', [LOCK_FILE, 'sh', '-c', 'echo held; exec cat'], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    const timer = setTimeout(() => {
-      child.kill();
-      reject(new Error(`another Swarm cluster test held ${LOCK_FILE} for ${timeoutMs} ms`));
-    }, timeoutMs);
-    child.stdout?.once('data', () => {
-      clearTimeout(timer);
-      resolve(child);
-    });
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`flock on ${LOCK_FILE} exited with ${code}`));
-    });
-  });
-}
-
 /**
  * Starts a cluster: the manager (this machine's engine, which must not be in a swarm yet) and
  * `workers` namespaced engines, all Ready. The bridge takes a free 172.16.x.0/24, and Swarm
@@ -431,7 +379,7 @@ export async function startSwarmCluster(opts: { workers?: number } = {}): Promis
     const hostname = (await run('hostname', [])).trim();
     cluster = new SwarmCluster(prefix, networks.includes('docker_gwbridge'), hostname, pool);
   } catch (err) {
-    lock.kill();
+    lock.release();
     throw err;
   }
   cluster.lock = lock;

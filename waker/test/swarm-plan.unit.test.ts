@@ -16,7 +16,8 @@ import {
   serviceSeccompSupported,
   taskPhase,
 } from '../src/drivers/swarm-plan';
-import { readService } from '../src/drivers/swarm-state';
+import { exitOf, readService } from '../src/drivers/swarm-state';
+import type { TaskInfo } from '../src/drivers/swarm-state';
 import { readPersona, recordNode } from '../src/personas';
 
 const room = (hostname: string, memoryMb: number, over: Partial<NodeRoom> = {}): NodeRoom => ({
@@ -162,6 +163,42 @@ describe('the service of a persona', () => {
     expect(['complete', 'failed', 'shutdown', 'rejected', 'orphaned'].map(taskPhase)).toEqual(
       Array(5).fill('ended'),
     );
+  });
+});
+
+describe("a running worker's end, as the driver's watch reads it", () => {
+  const task = (state: string, updated: string, over: Partial<TaskInfo> = {}): TaskInfo => ({
+    serviceId: 's1',
+    nodeId: 'n1',
+    state,
+    desired: 'running',
+    error: '',
+    exitCode: null,
+    updated,
+    ...over,
+  });
+
+  test('its node down is the reason, before anything its tasks say', () => {
+    const running = [task('running', '2026-01-01T00:00:01Z')];
+    expect(exitOf('s1', 'node w2 is down (heartbeat failure)', running)).toEqual({
+      code: null,
+      reason: 'node w2 is down (heartbeat failure)',
+    });
+  });
+
+  test('a task running or starting is no end; the latest ended one says why it ended', () => {
+    expect(exitOf('s1', null, [task('running', '2026-01-01T00:00:01Z')])).toBeNull();
+    expect(exitOf('s1', null, [task('starting', '2026-01-01T00:00:01Z')])).toBeNull();
+    const ended = [
+      task('shutdown', '2026-01-01T00:00:01Z'),
+      task('failed', '2026-01-01T00:00:05Z', { exitCode: 137, error: 'task: non-zero exit (137)' }),
+      task('running', '2026-01-01T00:00:09Z', { serviceId: 'other' }),
+    ];
+    expect(exitOf('s1', null, ended)).toEqual({
+      code: 137,
+      reason: 'task failed with 137: task: non-zero exit (137)',
+    });
+    expect(exitOf('s1', null, [])).toEqual({ code: null, reason: 'no task' });
   });
 });
 

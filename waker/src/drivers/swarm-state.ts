@@ -4,7 +4,8 @@
  */
 import { isRecord } from '@persona-browser/service-kit';
 import type { NodeRoom } from './swarm-plan';
-import { FLEET_LABEL, PERSONA_LABEL } from './swarm-plan';
+import { FLEET_LABEL, PERSONA_LABEL, taskPhase } from './swarm-plan';
+import type { ExitInfo, NodeStatus } from './types';
 
 export interface SwarmNodeInfo extends NodeRoom {
   id: string;
@@ -99,4 +100,35 @@ export function latestTask(tasks: TaskInfo[], serviceId: string): TaskInfo | nul
     if (t.serviceId === serviceId && (!latest || t.updated > latest.updated)) latest = t;
   }
   return latest;
+}
+
+/** The nodes as the waker's API lists them, by hostname. */
+export function nodeList(nodes: SwarmNodeInfo[]): NodeStatus[] {
+  return nodes
+    .map((n) => ({
+      hostname: n.hostname,
+      ready: n.ready,
+      active: n.active,
+      memory_mb: n.memoryMb,
+      message: n.message,
+    }))
+    .sort((a, b) => a.hostname.localeCompare(b.hostname));
+}
+
+/**
+ * Why a running worker is no more: its node's problem, or its service's last task having ended
+ * (with its state, exit code and error); null while a task still runs or starts.
+ */
+export function exitOf(
+  serviceId: string,
+  nodeProblem: string | null,
+  tasks: TaskInfo[],
+): ExitInfo | null {
+  if (nodeProblem) return { code: null, reason: nodeProblem };
+  const mine = tasks.filter((t) => t.serviceId === serviceId);
+  if (mine.some((t) => taskPhase(t.state) !== 'ended')) return null;
+  const last = latestTask(mine, serviceId);
+  const code = last?.exitCode ?? null;
+  const detail = last ? `task ${last.state}${code === null ? '' : ` with ${code}`}` : 'no task';
+  return { code, reason: `${detail}${last?.error ? `: ${last.error}` : ''}` };
 }

@@ -2,8 +2,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Docker from 'dockerode';
 import type { Logger } from '@persona-browser/service-kit';
-import { errorMessage, isRecord, parseEnvFile } from '@persona-browser/service-kit';
+import { errorMessage, parseEnvFile } from '@persona-browser/service-kit';
 import { OverlayGateway, TunnelAgent } from './overlay-tunnel';
+import {
+  ensureOverlay,
+  inspectService,
+  managerAddress,
+  messageOf,
+  putService,
+  scaleToNone,
+  serviceSeccomp,
+  tasksOf,
+} from './swarm-engine';
 import { FolderMover } from './swarm-move';
 import { STOP_TIMEOUT_S, WORKER_PORT, containerEnv } from './worker-container';
 import type { PlacedPersona } from './swarm-plan';
@@ -15,11 +25,10 @@ import {
   overlayAnchor,
   personaService,
   serviceName,
-  serviceSeccompSupported,
   taskPhase,
 } from './swarm-plan';
 import type { ServiceInfo, SwarmNodeInfo, TaskInfo } from './swarm-state';
-import { latestTask, readNode, readService, readTask } from './swarm-state';
+import { exitOf, latestTask, nodeList, readNode, readService } from './swarm-state';
 import type {
   ExitInfo,
   FolderMoves,
@@ -58,15 +67,6 @@ interface LiveEntry {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** The engine's own words for a refusal (its JSON `message`), else the error's. */
-function messageOf(err: unknown): string {
-  const json = isRecord(err) ? err.json : undefined;
-  return isRecord(json) && typeof json.message === 'string' ? json.message : errorMessage(err);
-}
-
-const statusOf = (err: unknown): number | undefined =>
-  isRecord(err) && typeof err.statusCode === 'number' ? err.statusCode : undefined;
 
 /**
  * One Swarm service per persona, pinned to the node that holds its folder, woken by scaling it
@@ -107,36 +107,8 @@ export class SwarmDriver implements RuntimeDriver {
 
   static async create(opts: SwarmDriverOptions): Promise<SwarmDriver> {
     const docker = opts.docker ?? new Docker();
-    let api: string;
-    let info: unknown;
-    try {
-      api = (await docker.version()).ApiVersion;
-      info = await docker.info();
-    } catch (err) {
-      throw new DriverError(`cannot reach the Docker engine: ${messageOf(err)}`);
-    }
-    const swarm = isRecord(info) && isRecord(info.Swarm) ? info.Swarm : {};
-    if (swarm.ControlAvailable !== true || typeof swarm.NodeAddr !== 'string') {
-      throw new DriverError(
-        'WAKER_DRIVER=swarm needs this Docker engine to be a Swarm manager ' +
-          '(docker swarm init, or run the waker on a manager)',
-      );
-    }
-    let seccomp: string | null = null;
-    if (serviceSeccompSupported(api)) {
-      const file = path.join(opts.repoRoot, 'docker', 'seccomp-chromium.json');
-      try {
-        seccomp = JSON.stringify(JSON.parse(fs.readFileSync(file, 'utf8')));
-      } catch (err) {
-        throw new DriverError(`cannot read the seccomp profile at ${file}: ${errorMessage(err)}`);
-      }
-    } else {
-      opts.logger.warn(
-        `this engine (API ${api}) cannot give a Swarm service a seccomp profile: persona ` +
-          "containers keep CAP_SYS_ADMIN in their bounding set so that Docker's default profile " +
-          "allows Chromium's sandbox; the image's entry point drops it before the worker starts",
-      );
-    }
+    const manager = await managerAddress(docker);
+    const seccomp = await serviceSeccomp(docker, opts.repoRoot, opts.logger);
     await ensureOverlay(docker, opts.network, opts.fleetId);
     const gateway = new OverlayGateway({
       docker,
@@ -146,13 +118,13 @@ export class SwarmDriver implements RuntimeDriver {
       labels: { [FLEET_LABEL]: opts.fleetId },
     });
     await gateway.start();
-    await anchorOverlay(docker, overlayAnchor(opts.fleetId, opts.image, opts.network));
+    await putService(docker, overlayAnchor(opts.fleetId, opts.image, opts.network));
     const driver = new SwarmDriver(
       opts,
       docker,
       seccomp,
       gateway,
-      `http://${swarm.NodeAddr}:${opts.wakerPort}`,
+      `http://${manager}:${opts.wakerPort}`,
     );
     await driver.refreshNodes();
     driver.timer = setInterval(() => void driver.watch(), opts.pollMs ?? 1_000);
@@ -180,15 +152,7 @@ export class SwarmDriver implements RuntimeDriver {
   }
 
   nodes(): NodeStatus[] {
-    return [...this.known.values()]
-      .map((n) => ({
-        hostname: n.hostname,
-        ready: n.ready,
-        active: n.active,
-        memory_mb: n.memoryMb,
-        message: n.message,
-      }))
-      .sort((a, b) => a.hostname.localeCompare(b.hostname));
+    return nodeList([...this.known.values()]);
   }
 
   onNodeReady(listener: (node: string) => void): void {
@@ -297,10 +261,8 @@ export class SwarmDriver implements RuntimeDriver {
     }
   }
 
-  private async tasksOf(serviceIds: string[]): Promise<TaskInfo[]> {
-    if (!serviceIds.length) return [];
-    const raw = await this.docker.listTasks({ filters: { service: serviceIds } });
-    return raw.map(readTask);
+  private tasksOf(serviceIds: string[]): Promise<TaskInfo[]> {
+    return tasksOf(this.docker, serviceIds);
   }
 
   /** Until the service's newest task runs; a failed task or a node going down ends the wait. */
@@ -325,13 +287,8 @@ export class SwarmDriver implements RuntimeDriver {
     );
   }
 
-  private async inspectService(name: string): Promise<ServiceInfo | null> {
-    try {
-      return readService(await this.docker.getService(name).inspect(), this.opts.fleetId);
-    } catch (err) {
-      if (statusOf(err) === 404) return null;
-      throw new DriverError(`cannot read service ${name}: ${messageOf(err)}`);
-    }
+  private inspectService(name: string): Promise<ServiceInfo | null> {
+    return inspectService(this.docker, name, this.opts.fleetId);
   }
 
   /** Scales the service to none and waits until its task has ended (or its node is gone). */
@@ -339,17 +296,7 @@ export class SwarmDriver implements RuntimeDriver {
     const entry = this.live.get(handle.id);
     if (entry) entry.stopping = true;
     try {
-      const service = this.docker.getService(handle.id);
-      let raw: unknown;
-      try {
-        raw = await service.inspect();
-      } catch (err) {
-        if (statusOf(err) === 404) return;
-        throw err;
-      }
-      const spec = isRecord(raw) && isRecord(raw.Spec) ? raw.Spec : {};
-      const version = isRecord(raw) && isRecord(raw.Version) ? raw.Version.Index : 0;
-      await service.update({ version, ...spec, Mode: { Replicated: { Replicas: 0 } } });
+      if (!(await scaleToNone(this.docker, handle.id))) return;
       const until = Date.now() + (STOP_TIMEOUT_S + 15) * 1000;
       while (Date.now() < until) {
         const tasks = await this.tasksOf([handle.id]);
@@ -424,7 +371,8 @@ export class SwarmDriver implements RuntimeDriver {
       const watched = [...this.live.values()].filter((e) => !e.starting && !e.stopping);
       const tasks = await this.tasksOf(watched.map((e) => e.handle.id));
       for (const entry of watched) {
-        const ended = this.endOf(entry, tasks);
+        const { handle } = entry;
+        const ended = exitOf(handle.id, handle.node ? this.nodeProblem(handle.node) : null, tasks);
         if (ended && this.live.get(entry.handle.id) === entry && !entry.stopping) {
           this.live.delete(entry.handle.id);
           for (const l of this.exitListeners) l(entry.handle, ended);
@@ -434,19 +382,6 @@ export class SwarmDriver implements RuntimeDriver {
     } catch (err) {
       this.opts.logger.warn('swarm watch failed', { error: messageOf(err) });
     }
-  }
-
-  /** Why a running worker is no more: its node went down, or its task ended; else null. */
-  private endOf(entry: LiveEntry, tasks: TaskInfo[]): ExitInfo | null {
-    const { handle } = entry;
-    const problem = handle.node ? this.nodeProblem(handle.node) : null;
-    if (problem) return { code: null, reason: problem };
-    const mine = tasks.filter((t) => t.serviceId === handle.id);
-    if (mine.some((t) => taskPhase(t.state) !== 'ended')) return null;
-    const last = latestTask(mine, handle.id);
-    const code = last?.exitCode ?? null;
-    const detail = last ? `task ${last.state}${code === null ? '' : ` with ${code}`}` : 'no task';
-    return { code, reason: `${detail}${last?.error ? `: ${last.error}` : ''}` };
   }
 
   async close(): Promise<void> {
@@ -459,54 +394,5 @@ export class SwarmDriver implements RuntimeDriver {
       .getService(`pb-${this.opts.fleetId}-anchor`)
       .remove()
       .catch(() => undefined);
-  }
-}
-
-/** The overlay's anchor on every node: made when missing, updated to this image when not. */
-async function anchorOverlay(docker: Docker, spec: Docker.ServiceSpec): Promise<void> {
-  const name = spec.Name ?? '';
-  try {
-    const raw: unknown = await docker.getService(name).inspect();
-    const version = isRecord(raw) && isRecord(raw.Version) ? raw.Version.Index : 0;
-    await docker.getService(name).update({ version, ...spec });
-  } catch (err) {
-    if (statusOf(err) !== 404) {
-      throw new DriverError(`cannot update service ${name}: ${messageOf(err)}`);
-    }
-    await docker.createService(spec).catch((e: unknown) => {
-      throw new DriverError(`cannot create service ${name}: ${messageOf(e)}`);
-    });
-  }
-}
-
-/** The fleet's overlay: made attachable when missing; an existing one must be attachable. */
-async function ensureOverlay(docker: Docker, name: string, fleetId: string): Promise<void> {
-  let info: unknown = null;
-  try {
-    info = await docker.getNetwork(name).inspect();
-  } catch (err) {
-    if (statusOf(err) !== 404) {
-      throw new DriverError(`cannot read network ${name}: ${messageOf(err)}`);
-    }
-  }
-  if (isRecord(info)) {
-    if (info.Driver !== 'overlay' || info.Attachable !== true) {
-      throw new DriverError(
-        `network ${name} must be an attachable overlay (docker network create -d overlay ` +
-          `--attachable ${name}); it is driver ${String(info.Driver)}, attachable ${String(info.Attachable)}`,
-      );
-    }
-    return;
-  }
-  try {
-    await docker.createNetwork({
-      Name: name,
-      Driver: 'overlay',
-      Attachable: true,
-      CheckDuplicate: true,
-      Labels: { [FLEET_LABEL]: fleetId },
-    });
-  } catch (err) {
-    throw new DriverError(`cannot create overlay network ${name}: ${messageOf(err)}`);
   }
 }
