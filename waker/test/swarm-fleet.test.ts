@@ -380,6 +380,8 @@ test('a waker killed and started again adopts the running workers without restar
     expect(ping.body.persona).toBe(p);
   }
   expect(again.logs.join('\n')).toContain('worker taken over');
+  // The sleeping personas' services (no replica) are left as they are: nothing was stopped.
+  expect(again.logs.join('\n')).not.toContain('stale worker removed');
 });
 
 test('stopped, the waker leaves every persona asleep and its gateway gone', async () => {

@@ -148,6 +148,11 @@ export async function scaleToNone(docker: Docker, id: string): Promise<boolean> 
   }
   const spec = isRecord(raw) && isRecord(raw.Spec) ? raw.Spec : {};
   const version = isRecord(raw) && isRecord(raw.Version) ? raw.Version.Index : 0;
-  await service.update({ version, ...spec, Mode: { Replicated: { Replicas: 0 } } });
+  const replicas =
+    isRecord(spec.Mode) && isRecord(spec.Mode.Replicated) ? spec.Mode.Replicated.Replicas : 0;
+  // Already at none: an update would only bump the service's version.
+  if (replicas !== 0) {
+    await service.update({ version, ...spec, Mode: { Replicated: { Replicas: 0 } } });
+  }
   return true;
 }

@@ -329,9 +329,10 @@ export class SwarmDriver implements RuntimeDriver {
     const raw = await this.docker.listServices({
       filters: { label: [`${FLEET_LABEL}=${this.opts.fleetId}`] },
     });
+    // A sleeping persona's service (no replica) is no instance: nothing to adopt or to stop.
     const services = raw
       .map((s) => readService(s, this.opts.fleetId))
-      .filter((s): s is ServiceInfo => s !== null);
+      .filter((s): s is ServiceInfo => s !== null && s.replicas > 0);
     const tasks = await this.tasksOf(services.map((s) => s.id));
     const found: FoundInstance[] = [];
     for (const s of services) {
