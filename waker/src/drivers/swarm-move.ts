@@ -16,6 +16,7 @@ import type { OneShotSpec, TaskStatus } from '../folder-pipe/one-shot';
 import { OneShot, hasEnded, removePipeServices } from '../folder-pipe/one-shot';
 import type { PipeCounts, PipeEnv, PipeMode } from '../folder-pipe/protocol';
 import { EXIT_EXISTS, countsOf, isFolderName, resultOf } from '../folder-pipe/protocol';
+import { nodeDataDir } from './swarm-plan';
 
 export interface MoveRequest {
   persona: string;
@@ -73,7 +74,7 @@ export class FolderMover {
 
   /** A node's data folder. */
   dataDirOf(node: string): string {
-    return this.opts.dataDir.replaceAll('{node}', node);
+    return nodeDataDir(this.opts.dataDir, node);
   }
 
   /** Copies the folder to `to` and checks it arrived whole; the source stays as it was. */
