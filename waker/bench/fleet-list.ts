@@ -1,6 +1,8 @@
 /**
  * A large fleet on one waker: PERSONAS persona folders (AWAKE always-on, the rest sleepy and
- * asleep), served by the built waker with the process driver. Prints
+ * asleep), served by the built waker with the process driver, or with BENCH_DRIVER=swarm on a
+ * one-node Swarm of this machine's engine (every persona a service pinned to it, the awake ones
+ * containers of the persona image; the waker's watch of the cluster runs throughout). Prints
  *   - the time from starting the waker to its API answering and to every persona port listening;
  *   - `GET /api/personas` latency (p50/p90/p99/max): requests one at a time on a kept-alive
  *     connection, then CONCURRENCY at once; and the size of the answer;
@@ -11,7 +13,8 @@
  * Env: PERSONAS (500); AWAKE (3: each is a real worker with its Xvfb and Chromium, and more
  * than a few of them load a 2-core host enough to measure the host rather than the waker);
  * SAMPLES (500); CONCURRENCY (10); SETTLE_MS (5000, the wait once the awake ones run);
- * FIRST_PORT (20000: the persona ports are the first free block of PERSONAS from there).
+ * FIRST_PORT (20000: the persona ports are the first free block of PERSONAS from there);
+ * BENCH_DRIVER (process, or swarm); PERSONA_IMAGE (swarm: else the image of this checkout).
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -21,6 +24,9 @@ import path from 'node:path';
 import { fleetPids } from '@persona-browser/testkit/fleet-procs';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
 import { KEY, ROOT, freePort, sleep, startWaker } from '@persona-browser/testkit/waker';
+import { ensurePersonaImage } from '@persona-browser/testkit/image';
+import type { SwarmCluster } from '@persona-browser/testkit/swarm-cluster';
+import { startSwarmCluster } from '@persona-browser/testkit/swarm-cluster';
 import { readHeap } from './inspector-heap';
 
 const PERSONAS = Number(process.env.PERSONAS ?? 500);
@@ -30,6 +36,8 @@ const CONCURRENCY = Number(process.env.CONCURRENCY ?? 10);
 const FIRST_PORT = Number(process.env.FIRST_PORT ?? 20_000);
 const SETTLE_MS = Number(process.env.SETTLE_MS ?? 5_000);
 const GOAL_P99_MS = 50;
+const DRIVER = process.env.BENCH_DRIVER ?? 'process';
+if (DRIVER !== 'process' && DRIVER !== 'swarm') throw new Error('BENCH_DRIVER: process or swarm');
 
 /** Whether `port` can be listened on right now. */
 const bindable = (port: number): Promise<boolean> =>
@@ -110,16 +118,20 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** The persona folders: `awake-N` always-on, `sleepy-NNN` sleepy, ports from `base` on. */
-function makeFleetFolder(base: number): { root: string; personasDir: string } {
+/**
+ * The persona folders: `awake-N` always-on, `sleepy-NNN` sleepy, ports from `base` on; each on
+ * `node` when one is given.
+ */
+function makeFleetFolder(base: number, node: string | null): { root: string; personasDir: string } {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-fleet-bench-'));
   const personasDir = path.join(root, 'personas');
   for (let i = 0; i < PERSONAS; i += 1) {
     const awake = i < AWAKE;
     const name = awake ? `awake-${i}` : `sleepy-${String(i).padStart(3, '0')}`;
-    const env = awake
-      ? `PORT=${base + i}\nMODE=always-on\n`
-      : `PORT=${base + i}\nMODE=sleepy\nIDLE_TIMEOUT=600\n`;
+    const env =
+      (awake
+        ? `PORT=${base + i}\nMODE=always-on\n`
+        : `PORT=${base + i}\nMODE=sleepy\nIDLE_TIMEOUT=600\n`) + (node ? `NODE=${node}\n` : '');
     fs.mkdirSync(path.join(personasDir, name), { recursive: true });
     fs.writeFileSync(path.join(personasDir, name, 'persona.env'), env);
   }
@@ -136,15 +148,32 @@ async function main(): Promise<void> {
       /Max open files\s+(\d+)/.exec(fs.readFileSync('/proc/self/limits', 'utf8'))?.[1],
     ),
   };
+  report.driver = DRIVER;
   const base = await freeBlock(FIRST_PORT, PERSONAS);
-  const { root, personasDir } = makeFleetFolder(base);
   const fleetId = `benchlist${process.pid}`;
   const [wakerPort, inspectPort] = [await freePort(), await freePort()];
   let w: RunningWaker | null = null;
+  let cluster: SwarmCluster | null = null;
+  let root: string | null = null;
   try {
+    const driverEnv: Record<string, string> = { WAKER_DRIVER: DRIVER };
+    if (DRIVER === 'swarm') {
+      const image = process.env.PERSONA_IMAGE ?? (await ensurePersonaImage());
+      cluster = await startSwarmCluster({ workers: 0 });
+      const dataDir = path.join(cluster.dir, 'data');
+      fs.mkdirSync(dataDir);
+      Object.assign(driverEnv, {
+        PERSONA_IMAGE: image,
+        SWARM_NETWORK: await cluster.createOverlay('fleet'),
+        SWARM_DATA_DIR: dataDir,
+      });
+    }
+    const fleet = makeFleetFolder(base, cluster ? cluster.manager.hostname : null);
+    root = fleet.root;
+    const { personasDir } = fleet;
     const started = performance.now();
     const waker = await startWaker({
-      WAKER_DRIVER: 'process',
+      ...driverEnv,
       WAKER_PORT: String(wakerPort),
       PERSONAS_DIR: personasDir,
       FLEET_ID: fleetId,
@@ -219,7 +248,7 @@ async function main(): Promise<void> {
     const verdict = p99 <= GOAL_P99_MS ? 'PASS' : 'FAIL';
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     process.stdout.write(
-      `${verdict}: GET /api/personas with ${PERSONAS} personas: p99 ${p99} ms one at a time ` +
+      `${verdict}: GET /api/personas with ${PERSONAS} personas (${DRIVER} driver): p99 ${p99} ms one at a time ` +
         `(goal at most ${GOAL_P99_MS} ms), ${stats(concurrent).p99} ms with ${CONCURRENCY} ` +
         `at once; ${first.bytes} bytes; waker RSS ${memory.rss_mb} MB (peak ` +
         `${memory.rss_peak_mb} MB), heap ` +
@@ -227,7 +256,8 @@ async function main(): Promise<void> {
     );
   } finally {
     await w?.stop();
-    fs.rmSync(root, { recursive: true, force: true });
+    await cluster?.teardown();
+    if (root) fs.rmSync(root, { recursive: true, force: true });
     const left = fleetPids(fleetId);
     if (left.length) process.stderr.write(`processes left by the fleet: ${left.join(' ')}\n`);
   }

@@ -6,7 +6,6 @@
  * no phase: Swarm writes the service again when an update's monitor period ends.)
  */
 import Docker from 'dockerode';
-import { readTask } from '../src/drivers/swarm-state';
 
 /** Docker's timestamps carry nanoseconds; Date.parse wants at most milliseconds. */
 function when(iso: unknown): number {
@@ -110,37 +109,4 @@ export async function traceStop(
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => `+${Math.round(when(m[1]) - sentAt)} ms ${(m[2] ?? '').slice(0, 160)}`);
   return { finished: Math.round(when(info.State.FinishedAt) - sentAt), last_lines: lines };
-}
-
-/**
- * An idle task on `network` pinned to `node`, so that the overlay stays set up on that node
- * while no persona runs there (an engine builds a node's part of an overlay for the first
- * container on it and takes it down after the last). Resolves, once it runs, with its removal.
- */
-export async function holdOverlay(
-  manager: Docker,
-  o: { name: string; image: string; node: string; network: string },
-): Promise<() => Promise<void>> {
-  const service = await manager.createService({
-    Name: o.name,
-    TaskTemplate: {
-      ContainerSpec: { Image: o.image, Command: ['sleep', 'infinity'] },
-      RestartPolicy: { Condition: 'none' },
-      Placement: { Constraints: [`node.hostname==${o.node}`] },
-      Networks: [{ Target: o.network }],
-    },
-    Mode: { Replicated: { Replicas: 1 } },
-    EndpointSpec: { Mode: 'dnsrr' },
-  });
-  const remove = (): Promise<void> => service.remove().then(() => undefined);
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const tasks = await manager.listTasks({ filters: { service: [service.id] } });
-    if (tasks.map(readTask).some((t) => t.state === 'running')) return remove;
-    if (Date.now() > deadline) {
-      await remove();
-      throw new Error(`${o.name} did not run on ${o.node}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }

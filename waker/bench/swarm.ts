@@ -27,7 +27,7 @@ import { ROOT, call, freePort, makePersonas, startWaker } from '@persona-browser
 import { measureLifecycle } from './swarm-lifecycle';
 import type { UpTimes } from './swarm-lifecycle';
 import { STATUS, figures, get, median, r1, r2, say } from './swarm-measure';
-import { PHASES, engineOf, holdOverlay, traceWake } from './swarm-trace';
+import { PHASES, engineOf, traceWake } from './swarm-trace';
 import type { WakeTrace } from './swarm-trace';
 
 const WAKES = Number(process.env.WAKES ?? 6);
@@ -190,17 +190,6 @@ async function main(): Promise<void> {
   const nearWakes = await wakes(w, 'near', ports.near, (sentAt, ms) =>
     traceWake(docker, docker, `pb-${FLEET}-near`, sentAt, ms),
   );
-  // What the far node's overlay set-up costs a wake: the same wakes with the overlay held there.
-  say(`the same on ${far.hostname} with the overlay held open there by an idle task:`);
-  const release = await holdOverlay(docker, {
-    name: `pb-${FLEET}-anchor`,
-    image,
-    node: far.hostname,
-    network: overlay,
-  });
-  const heldWakes = await wakes(w, 'far', ports.far, (sentAt, ms) =>
-    traceWake(docker, farEngine, `pb-${FLEET}-far`, sentAt, ms),
-  ).finally(() => release().catch(() => undefined));
   const farWake = figures(farWakes.ms);
   const nearWake = figures(nearWakes.ms);
   report.wake_worker_node_ms = { ...farWake, median: r1(median(farWakes.ms)) };
@@ -211,20 +200,12 @@ async function main(): Promise<void> {
   report.wake_manager_phases_median_ms = Object.fromEntries(
     PHASES.map((k) => [k, median(nearWakes.traces.map((x) => x[k]))]),
   );
-  report.wake_worker_node_overlay_held_ms = {
-    ...figures(heldWakes.ms),
-    median: r1(median(heldWakes.ms)),
-  };
-  report.wake_worker_node_overlay_held_phases_median_ms = Object.fromEntries(
-    PHASES.map((k) => [k, median(heldWakes.traces.map((x) => x[k]))]),
-  );
   const wakeMedian = median(farWakes.ms);
   lines.push(
     `${wakeMedian <= GOAL_WAKE_MS ? 'PASS' : 'FAIL'}: wake of a sleepy persona on another ` +
       `node, first request to answer: median ${r1(wakeMedian)} ms, max ${r1(farWake.max)} ms ` +
       `over ${WAKES} (goal at most ${GOAL_WAKE_MS} ms; on the manager: median ` +
-      `${r1(median(nearWakes.ms))} ms; on the other node with its overlay held open: median ` +
-      `${r1(median(heldWakes.ms))} ms)`,
+      `${r1(median(nearWakes.ms))} ms)`,
   );
 
   report.load_after_wakes = os.loadavg().map(r2);
