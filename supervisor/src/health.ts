@@ -27,6 +27,11 @@ export interface GateOptions {
 export type GateResult = { ok: true; personas: string[] } | { ok: false; reason: string };
 
 const LOCAL = '127.0.0.1';
+/**
+ * A persona seen crashed this many times (each a new crash, by its `since`) fails the gate at
+ * once: a crash loop on the new commit is not waited out to the timeout.
+ */
+export const CRASH_LIMIT = 3;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The waker's always-on personas (those `only` names, when it names some). */
@@ -62,13 +67,16 @@ export async function pingHash(port: number): Promise<string | null> {
  * The health gate of an update: the waker answers, and every always-on persona answers ping on
  * its port with `commit.hash` equal to the new commit, within the timeout (each persona is
  * started at once by the waker, so they share the one deadline). Fails at once if the waker
- * ends. Says, on failure, which personas were not healthy (on which node, in a cluster) and what
+ * ends, or once a persona has crashed CRASH_LIMIT times (the waker's back-off restarts it between
+ * crashes, so a commit that cannot start fails in seconds rather than at the timeout). Says, on failure, which personas were not healthy (on which node, in a cluster) and what
  * they last showed.
  */
 export async function healthGate(o: GateOptions): Promise<GateResult> {
   const deadline = Date.now() + o.timeoutMs;
   const healthy = new Set<string>();
   const seen = new Map<string, string>();
+  /** Each persona's crashes seen, by when each began. */
+  const crashes = new Map<string, Set<string>>();
   // A holder, not a variable: the exit is set from a callback the compiler does not follow.
   const ended: { exit: WakerExit | null } = { exit: null };
   void o.wakerEnded?.then((e) => {
@@ -102,6 +110,20 @@ export async function healthGate(o: GateOptions): Promise<GateResult> {
       );
       const missing = personas.filter((p) => !healthy.has(p.name));
       if (missing.length === 0) return { ok: true, personas: [...healthy] };
+      for (const p of missing) {
+        if (p.state !== 'crashed') continue;
+        const times = crashes.get(p.name) ?? new Set<string>();
+        crashes.set(p.name, times.add(p.since));
+        if (times.size < CRASH_LIMIT) continue;
+        const at = p.node ? ` on node ${p.node}` : '';
+        const took = Math.round((Date.now() - (deadline - o.timeoutMs)) / 1000);
+        return {
+          ok: false,
+          reason:
+            `not healthy: ${p.name}${at} crashed ${times.size} times in ${took} s` +
+            (p.error ? ` (${p.error})` : ''),
+        };
+      }
     } catch (err) {
       waker = `the waker did not answer: ${errorMessage(err)}`;
     }

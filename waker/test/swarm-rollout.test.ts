@@ -301,7 +301,10 @@ test(
     expect(await reg().tags(IMAGE_REPO)).toContain(bad.slice(0, 12));
     const [first, ...rest] = rollOrder();
     if (!first) throw new Error('no personas');
-    expect(after.last_update?.reason).toContain(`on node ${home(first).hostname}`);
+    expect(after.last_update?.reason).toContain(`${first} on node ${home(first).hostname}`);
+    // Its crash loop failed the gate without waiting out the timeout.
+    expect(after.last_update?.reason).toMatch(/crashed 3 times/);
+    expect(after.last_update?.timings.health).toBeLessThan(HEALTH_S * 1000);
     expect([...given[first]]).toContain(pushedName(bad));
     for (const p of rest) {
       expect(after.last_update?.reason).not.toContain(`on node ${home(p).hostname}`);
