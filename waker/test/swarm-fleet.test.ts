@@ -367,6 +367,13 @@ test('a waker killed and started again adopts the running workers without restar
   const before = { alice: await runningTasks('alice'), bob: await runningTasks('bob') };
   expect(before.alice).toHaveLength(1);
   expect(before.bob).toHaveLength(1);
+  // A folder move's one-shot task, as a waker killed in the middle of a move leaves it.
+  const leftover = `pbmv-${FLEET}-left-rx`;
+  await cluster.docker(cluster.manager, [
+    ...['service', 'create', '-d', '--name', leftover, '--restart-condition', 'none'],
+    ...['--label', `persona-browser.folder-pipe.fleet=${FLEET}`, '--replicas', '0'],
+    ...[image, 'true'],
+  ]);
   w.proc.kill('SIGKILL');
   await w.exited;
   waker = await startWaker(wakerEnvironment);
@@ -382,6 +389,16 @@ test('a waker killed and started again adopts the running workers without restar
   expect(again.logs.join('\n')).toContain('worker taken over');
   // The sleeping personas' services (no replica) are left as they are: nothing was stopped.
   expect(again.logs.join('\n')).not.toContain('stale worker removed');
+  // The interrupted move's task went at the start.
+  expect(again.logs.join('\n')).toContain('removed 1 folder-move task(s)');
+  const named = await cluster.docker(cluster.manager, [
+    'service',
+    'ls',
+    '-q',
+    '--filter',
+    `name=${leftover}`,
+  ]);
+  expect(named.trim()).toBe('');
 });
 
 test('stopped, the waker leaves every persona asleep and its gateway gone', async () => {

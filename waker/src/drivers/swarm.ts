@@ -127,6 +127,10 @@ export class SwarmDriver implements RuntimeDriver {
       `http://${manager}:${opts.wakerPort}`,
     );
     await driver.refreshNodes();
+    // A move this fleet's last waker was running when it ended: its one-shot tasks go (the
+    // source folder was never removed before the new copy answered, so nothing is lost).
+    const left = await driver.mover.removeLeftovers();
+    if (left) opts.logger.warn(`removed ${left} folder-move task(s) a stopped waker left behind`);
     driver.timer = setInterval(() => void driver.watch(), opts.pollMs ?? 1_000);
     return driver;
   }
