@@ -86,6 +86,30 @@ export async function startFixture(): Promise<Fixture> {
             '<script>const t=()=>{document.title=document.visibilityState};t();document.addEventListener("visibilitychange",t)</script>',
           ),
         );
+      case '/cookie': {
+        // Sets the cookie `persona` to the `v` query (when given); the title shows the cookies.
+        const v = url.searchParams.get('v');
+        if (v)
+          res.setHeader('set-cookie', `persona=${encodeURIComponent(v)}; Max-Age=3600; Path=/`);
+        return html(
+          200,
+          page(
+            'cookies',
+            '<p>cookie</p>',
+            '<script>document.title="cookies:"+document.cookie</script>',
+          ),
+        );
+      }
+      case '/tells':
+        // What the page's first script saw of the system it runs on, kept in `window.tells`.
+        return html(
+          200,
+          page(
+            'tells',
+            '<p>tells</p>',
+            '<script>window.tells={ua:navigator.userAgent,platform:navigator.platform,hint:navigator.userAgentData?navigator.userAgentData.platform:null,locale:Intl.DateTimeFormat().resolvedOptions().locale}</script>',
+          ),
+        );
       case '/remember':
         // Stores the `v` query in localStorage (when given) and shows what is stored as the title.
         return html(

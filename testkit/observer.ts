@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
-import type { Browser, Page } from 'puppeteer-core';
+import type { Browser, CDPSession, Page } from 'puppeteer-core';
 import type { RunningWorker } from './worker';
 
 /**
@@ -27,6 +27,11 @@ export class Observer {
     const found = (await this.browser.pages()).find((p) => p.url().includes(marker));
     if (!found) throw new Error(`no tab with ${marker}`);
     return found;
+  }
+
+  /** A browser-level session of the observer's own (the caller detaches it). */
+  browserSession(): Promise<CDPSession> {
+    return this.browser.target().createCDPSession();
   }
 
   async read<T>(marker: string, expression: string): Promise<T> {

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
+import puppeteer from 'puppeteer-core';
 import { metricsBodySchema, personaListSchema } from '@persona-browser/contracts';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { fleetPids, isAlive, workerPid } from '@persona-browser/testkit/fleet-procs';
@@ -127,6 +128,31 @@ describe('waker with the process driver', () => {
     const until = Date.now() + 15_000;
     while ((await waker.persona('alice')).commit === null && Date.now() < until) await sleep(200);
     expect((await waker.persona('alice')).commit?.hash).toBe(head);
+  });
+
+  test("puppeteer connects to the persona's browser through its port on the waker", async () => {
+    await waker.waitState('alice', 'running');
+    const version = await call(`http://127.0.0.1:${ports.alice}/json/version`);
+    expect(version.status).toBe(200);
+    // The endpoint is named on the address the client used: the waker's port for alice.
+    const endpoint = String(version.body.webSocketDebuggerUrl);
+    expect(endpoint).toMatch(new RegExp(`^ws://127\\.0\\.0\\.1:${ports.alice}/devtools/browser/`));
+    const client = await puppeteer.connect({
+      browserWSEndpoint: endpoint,
+      headers: { authorization: `Bearer ${KEY}` },
+      defaultViewport: null,
+    });
+    try {
+      const page = await client.newPage();
+      await page.goto('data:text/html,<title>through the waker</title>');
+      expect(await page.evaluate(() => document.title)).toBe('through the waker');
+      // The pool's page made through the API above is not the client's to see.
+      expect((await client.pages()).map((p) => p.url())).toEqual([
+        'data:text/html,<title>through the waker</title>',
+      ]);
+    } finally {
+      await client.disconnect();
+    }
   });
 
   test('the sleepy persona is woken by its first request, which is answered', async () => {

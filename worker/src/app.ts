@@ -1,16 +1,19 @@
 import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import express from 'express';
 import type { Navigator } from './browser/navigator';
 import { Authenticator } from './http/auth';
 import { docsRouter, localOnly } from './http/docs';
 import { errorHandler, notFound } from './http/error-handler';
 import { fastStatus } from './http/fast-status';
+import { refuseUpgrade } from './http/refuse-upgrade';
 import { buildOpenApi } from './http/openapi';
 import type { RequestTracker } from './http/request-tracker';
 import { ResponseCheck } from './http/response-check';
 import type { Route } from './http/route';
 import { mount } from './http/mount';
 import type { LiveView } from './live';
+import { CdpEndpoint } from './remote/cdp-endpoint';
 import type { Logger } from '@persona-browser/service-kit';
 import type { CaptureRegistry } from './capture/registry';
 import type { MediaStore } from './media/store';
@@ -45,6 +48,8 @@ export interface AppDeps extends SystemDeps {
   vision: VisionClient;
   /** The live view (/vnc/): noVNC, its WebSocket bridge and control of a page for a person. */
   live?: LiveView;
+  /** DevTools for outside clients (/json/version, /devtools/browser): puppeteer's connect. */
+  cdp?: CdpEndpoint;
   /** The plugins found at start, and what plugins need beyond the deps above. */
   plugins?: {
     found: Discovery;
@@ -108,6 +113,7 @@ export function createApp(deps: AppDeps): express.Express {
   let openApi: Record<string, unknown> | null = null;
   app.use(docsRouter(() => (openApi ??= buildOpenApi(routes, deps.version))));
   if (deps.live) app.use(deps.live.router());
+  if (deps.cdp) app.use(deps.cdp.router());
   app.use('/ui', localOnly, express.static(UI_DIR, { index: false }));
   app.use('/', localOnly, express.static(PANEL_DIR, { index: 'index.html' }));
   app.use('/api', notFound);
@@ -125,6 +131,11 @@ export function createServer(deps: AppDeps): http.Server {
   const server = http.createServer((req, res) => {
     if (!quick(req, res)) app(req, res);
   });
-  if (deps.live) server.on('upgrade', deps.live.upgrade);
+  const { live, cdp } = deps;
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (cdp && CdpEndpoint.wants(req)) cdp.upgrade(req, socket, head);
+    else if (live) live.upgrade(req, socket, head);
+    else refuseUpgrade(socket, 404, { success: false, error: 'No WebSocket here', page_id: null });
+  });
   return server;
 }

@@ -5,11 +5,14 @@ import type { PlatformName } from '../identity/platform';
 import type { PlatformDisguise } from '../identity/platform-browser';
 import { disguisePlatform } from '../identity/platform-browser';
 import type { Logger } from '@persona-browser/service-kit';
-import { browserProcess } from './cdp/chromium-launcher';
+import { browserProcess, browserWire } from './cdp/chromium-launcher';
+import { GuestMux } from './cdp/guest-mux';
+import type { GuestCommand } from './cdp/guest-mux';
 import { launchBrowser } from './launch';
 import { LeaseTable } from './leases';
 import type { PoolHooks } from './page-pool';
 import { MAX_PAGES, PagePool } from './page-pool';
+import type { ManagedPage } from './managed-page';
 import type { PageTiming } from './timing';
 import { DEFAULT_TIMING } from './timing';
 
@@ -31,6 +34,11 @@ export interface NavigatorOptions {
   timing?: PageTiming;
   logger: Logger;
   hooks?: PoolHooks;
+  /**
+   * What the page of an outside DevTools client is given on its session before it runs, beside
+   * the platform's user agent: the pool pages' position and locale (identity/page.ts).
+   */
+  guestPageSetup?: GuestCommand[];
   /** Takes secrets out of what status shows of a page (its URL and title). */
   redact?: (text: string) => string;
 }
@@ -47,6 +55,10 @@ export class Navigator {
   private running = false;
   private queue: Promise<unknown> = Promise.resolve();
   readonly leases = new LeaseTable();
+  /** The outside DevTools clients of the running browser (one mux per browser). */
+  private guests: { browser: Browser; mux: GuestMux } | null = null;
+  /** The platform the pool's pages tell instead of the machine's, or null. */
+  private disguise: PlatformDisguise | null = null;
 
   constructor(private readonly opts: NavigatorOptions) {}
 
@@ -67,6 +79,67 @@ export class Navigator {
   requirePool(): PagePool {
     if (!this.initialized || !this.pool) throw new NotInitialized();
     return this.pool;
+  }
+
+  /** The outside DevTools clients' connections to the running browser; 500 when it is down. */
+  guestMux(): GuestMux {
+    const browser = this.browser;
+    if (!this.initialized || !browser) throw new NotInitialized();
+    if (this.guests?.browser !== browser) {
+      const wire = browserWire(browser);
+      if (!wire) throw new Error('the browser was not started by this worker');
+      this.guests = { browser, mux: new GuestMux(wire) };
+    }
+    return this.guests.mux;
+  }
+
+  /**
+   * The commands an outside client's page session gets before the page runs, so that it tells
+   * what the pool's pages tell: the platform's user agent and client hints, the position, the
+   * locale.
+   */
+  guestPageSetup(): GuestCommand[] {
+    const o = this.disguise?.override;
+    const agent: GuestCommand[] = o
+      ? [
+          {
+            method: 'Network.setUserAgentOverride',
+            params: {
+              userAgent: o.userAgent,
+              platform: o.platform,
+              userAgentMetadata: o.userAgentMetadata,
+            },
+          },
+        ]
+      : [];
+    return [...agent, ...(this.opts.guestPageSetup ?? [])];
+  }
+
+  /** The pool page on DevTools target `targetId`, or null. */
+  pageOfTarget(targetId: string): ManagedPage | null {
+    return this.pool?.list().find((p) => p.targetId === targetId) ?? null;
+  }
+
+  /**
+   * What the browser says of itself at DevTools' `/json/version`, with the user agent the
+   * persona's pages tell; 500 when it is down.
+   */
+  async browserVersion(): Promise<{
+    product: string;
+    protocolVersion: string;
+    revision: string;
+    jsVersion: string;
+    userAgent: string;
+  }> {
+    const browser = this.browser;
+    if (!this.initialized || !browser) throw new NotInitialized();
+    const session = await browser.target().createCDPSession();
+    try {
+      const v = await session.send('Browser.getVersion');
+      return { ...v, userAgent: this.disguise?.override.userAgent ?? v.userAgent };
+    } finally {
+      await session.detach().catch(() => undefined);
+    }
   }
 
   /** The browser's main process id, for counting and for the waker's samples. */
@@ -138,6 +211,7 @@ export class Navigator {
       });
     }
     this.browser = browser;
+    this.disguise = disguise;
     const onPageCreated = this.opts.hooks?.onPageCreated;
     this.pool = new PagePool(
       browser,

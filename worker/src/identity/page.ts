@@ -23,26 +23,51 @@ export interface PageHolder {
  * activated moves to a new target: the overrides follow it there.
  */
 export async function applyIdentityToPage(p: PageHolder, identity: ProxyIdentity): Promise<void> {
-  const position = identityGeolocation(identity);
   // On the browser's own connection: a grant made through a DevTools session is withdrawn when
   // that session detaches. No origin: every site may ask, as a person who allowed it would.
   await p.page
     .browser()
     .defaultBrowserContext()
     .setPermission('*', { permission: { name: 'geolocation' }, state: 'granted' });
-  await onEverySession(p, async (session) => {
-    await session.send('Emulation.setGeolocationOverride', position);
-  });
-  await applyLocaleToPage(p, identity.locale);
+  await applyToPage(p, pageOverrides(identity, null));
 }
 
 /**
  * The locale as the default of `Intl` in the page and its dedicated workers (the command line
  * cannot give it: see above), for a persona that sets `BROWSER_LOCALE` or wears an identity.
  */
-export async function applyLocaleToPage(p: PageHolder, locale: string): Promise<void> {
+export function applyLocaleToPage(p: PageHolder, locale: string): Promise<void> {
+  return applyToPage(p, pageOverrides(null, locale));
+}
+
+/** One DevTools command for a page's session. */
+export interface SessionCommand {
+  method: 'Emulation.setGeolocationOverride' | 'Emulation.setLocaleOverride';
+  params: Record<string, unknown>;
+}
+
+/**
+ * The commands that make a page's session tell the identity's position and locale, or the
+ * persona's locale (BROWSER_LOCALE) without one: what a pool page gets, and what the page of an
+ * outside DevTools client is given before it runs.
+ */
+export function pageOverrides(
+  identity: ProxyIdentity | null,
+  locale: string | null,
+): SessionCommand[] {
+  const commands: SessionCommand[] = [];
+  if (identity) {
+    const position = identityGeolocation(identity);
+    commands.push({ method: 'Emulation.setGeolocationOverride', params: { ...position } });
+  }
+  const tells = identity?.locale ?? locale;
+  if (tells) commands.push({ method: 'Emulation.setLocaleOverride', params: { locale: tells } });
+  return commands;
+}
+
+async function applyToPage(p: PageHolder, commands: SessionCommand[]): Promise<void> {
   await onEverySession(p, async (session) => {
-    await session.send('Emulation.setLocaleOverride', { locale });
+    for (const c of commands) await session.send(c.method, c.params);
   });
 }
 

@@ -7,6 +7,7 @@ import type { Navigator } from '../browser/navigator';
 import { ApiError, BadRequest, NotInitialized } from '../errors';
 import { AuthError } from '@persona-browser/service-kit';
 import { Authenticator } from '../http/auth';
+import { refuseUpgrade } from '../http/refuse-upgrade';
 import type { Logger } from '@persona-browser/service-kit';
 import { PANEL_DIR } from '../paths';
 import { VncBridge, WEBSOCKET_PATH } from './bridge';
@@ -108,7 +109,7 @@ export class LiveView {
     socket.on('error', () => undefined);
     const pathname = (req.url ?? '').split('?')[0];
     if (pathname !== WEBSOCKET_PATH) {
-      return refuse(socket, 404, {
+      return refuseUpgrade(socket, 404, {
         success: false,
         error: `No WebSocket at ${pathname}`,
         page_id: null,
@@ -117,10 +118,10 @@ export class LiveView {
     const why = this.unavailable;
     if (why !== null || !this.bridge) {
       const error = new Unavailable(why ?? 'no VNC server').message;
-      return refuse(socket, 503, { success: false, error, page_id: null });
+      return refuseUpgrade(socket, 503, { success: false, error, page_id: null });
     }
     const session = this.sessions.fromRequest(req);
-    if (!session) return refuse(socket, 401, { detail: 'Invalid API key' });
+    if (!session) return refuseUpgrade(socket, 401, { detail: 'Invalid API key' });
     this.bridge.accept(req, socket, head, session.id);
   };
 
@@ -243,16 +244,4 @@ export class LiveView {
 
 function isSecure(req: Request): boolean {
   return req.secure || req.header('x-forwarded-proto') === 'https';
-}
-
-function refuse(socket: Duplex, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  const reason = { 401: 'Unauthorized', 404: 'Not Found', 503: 'Service Unavailable' }[status];
-  socket.end(
-    `HTTP/1.1 ${status} ${reason ?? 'Error'}\r\n` +
-      'Content-Type: application/json\r\n' +
-      `Content-Length: ${Buffer.byteLength(text)}\r\n` +
-      'Connection: close\r\n\r\n' +
-      text,
-  );
 }

@@ -1,7 +1,7 @@
 import { CaptureRegistry } from '../capture/registry';
 import { Navigator } from '../browser/navigator';
 import { identityLaunch, presenceLaunch } from '../identity/apply';
-import { applyIdentityToPage, applyLocaleToPage } from '../identity/page';
+import { applyIdentityToPage, applyLocaleToPage, pageOverrides } from '../identity/page';
 import type { ProxyRelay } from '../identity/relay';
 import { MediaStore } from '../media/store';
 import { registerBlacklists } from '../plugins/families';
@@ -64,6 +64,7 @@ export const browserStep: StartupStep<
       slowmoMs: config.slowmoMs,
       timing: config.timing,
       logger,
+      guestPageSetup: pageOverrides(identity, pageLocale),
       hooks: {
         onPageCreated: async (p) => {
           captures.attach(p);

@@ -8,6 +8,7 @@ import type { CaptureRegistry } from '../capture/registry';
 import { RequestTracker } from '../http/request-tracker';
 import type { ProxyRelay } from '../identity/relay';
 import { LiveView } from '../live';
+import { CdpEndpoint } from '../remote/cdp-endpoint';
 import type { VncTarget } from '../live';
 import { RequestLog } from '../log/request-log';
 import type { MediaStore } from '../media/store';
@@ -37,6 +38,7 @@ export interface Listening {
   server: http.Server;
   tracker: RequestTracker;
   live: LiveView;
+  cdp: CdpEndpoint;
 }
 
 /** The port the server got (PORT=0 asks for a free one). */
@@ -58,6 +60,7 @@ export const httpStep: StartupStep<Served, Listening> = {
       logger,
       ...config.liveControl,
     });
+    const cdp = new CdpEndpoint({ navigator, serviceKey: config.serviceKey, logger });
     let commit: Promise<CommitInfo | null> | null = null;
     const server = createServer({
       navigator,
@@ -81,6 +84,7 @@ export const httpStep: StartupStep<Served, Listening> = {
         keyPaga: config.visionKeyPaga,
       }),
       live,
+      cdp,
       plugins: {
         found: ready.plugins,
         env: config.env,
@@ -92,14 +96,15 @@ export const httpStep: StartupStep<Served, Listening> = {
     await listen(server, config.port, config.host);
     const port = boundPort(server, config.port);
     logger.info('listening', { host: config.host, port, persona: config.personaDir });
-    return { server, tracker, live };
+    return { server, tracker, live, cdp };
   },
-  stop: ({ server, tracker, live }) =>
+  stop: ({ server, tracker, live, cdp }) =>
     stopServer(server, async () => {
       // Calls under way get a moment to finish; the live view's sockets close with the rest.
       const deadline = Date.now() + DRAIN_MS;
       while (tracker.activity().in_flight > 0 && Date.now() < deadline) await sleep(50);
       tracker.abandonAll();
       live.close();
+      cdp.close();
     }),
 };

@@ -12,6 +12,14 @@ const FIRST_ID = 1_500_000_000;
 const ID_WITHIN = 24;
 const ID_KEY = Buffer.from('"id":');
 
+/** What takes the messages of outside clients' sessions off the connection. */
+export interface GuestTap {
+  /** True when `message` belongs to a guest (it then never reaches puppeteer). */
+  claim(message: Buffer): boolean;
+  /** The connection ended. */
+  closed(): void;
+}
+
 /** One reply as it came off the DevTools pipe, with the command it answers. */
 export interface WireReply {
   id: number;
@@ -44,9 +52,11 @@ export class WireCommands implements ConnectionTransport {
   /** Commands sent and not answered yet, the ones given up on (aborted) included. */
   private unanswered = 0;
   private closed = false;
+  /** Takes the messages of outside clients' sessions (see guest-mux.ts) before puppeteer. */
+  private guests: GuestTap | null = null;
 
   constructor(private readonly inner: BytesTransport) {
-    inner.claim = (message) => this.settle(message);
+    inner.claim = (message) => this.settle(message) || (this.guests?.claim(message) ?? false);
     inner.onmessage = (message) => this.onmessage?.(message);
     inner.onclose = () => {
       this.closed = true;
@@ -54,8 +64,20 @@ export class WireCommands implements ConnectionTransport {
         this.waiting.delete(id);
         waiting.reject(closedError(waiting.method));
       }
+      this.guests?.closed();
       this.onclose?.();
     };
+  }
+
+  /** Whether the browser's connection has ended. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Routes outside clients' messages to `tap`, which sends its own with `send`. One at most. */
+  tapGuests(tap: GuestTap): void {
+    if (this.guests) throw new Error('the connection has its guest tap already');
+    this.guests = tap;
   }
 
   send(message: string): void {
