@@ -199,6 +199,32 @@ test('two clients do not see each other, and what a client opened closes when it
   expect((status.body.pages as Body[]).map((p) => p.page_id).sort()).toEqual(['pool-a', 'pool-b']);
 });
 
+test('pages the worker makes while a client is connected are made as fast, and stay out of its sight', async () => {
+  const timed = async (id: string): Promise<number> => {
+    const started = performance.now();
+    const r = await w.call<Body>('POST', '/api/v1/ops/create-page', { body: { page_id: id } });
+    expect(r.status).toBe(200);
+    return performance.now() - started;
+  };
+  const alone = await timed('made-alone');
+  const client = await connect();
+  try {
+    const beside = await timed('made-beside');
+    // The client's discovery and auto-attach hold nothing up for long (a paused target waits).
+    expect(beside).toBeLessThan(alone + 1_000);
+    const nav = await w.call<Body>('POST', '/api/v1/ops/made-beside/navigate', {
+      body: { url: `${site.url}/?made=beside` },
+    });
+    expect(nav.status).toBe(200);
+    expect((await client.pages()).map((p) => p.url())).toEqual([]);
+  } finally {
+    await client.disconnect();
+    for (const id of ['made-alone', 'made-beside']) {
+      await w.call('POST', `/api/v1/ops/${id}/destroy-page`);
+    }
+  }
+});
+
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await check())) {
