@@ -1,3 +1,4 @@
+import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
 import type { Browser, Protocol } from 'puppeteer-core';
 import type { Fixture } from '@persona-browser/testkit/fixture';
@@ -223,6 +224,31 @@ test('pages the worker makes while a client is connected are made as fast, and s
       await w.call('POST', `/api/v1/ops/${id}/destroy-page`);
     }
   }
+});
+
+test("Playwright's connectOverCDP drives a page of its own there too, and leaves none behind", async () => {
+  const cookie = `p${Date.now()}`;
+  await w.call('POST', '/api/v1/ops/pool-a/navigate', {
+    body: { url: `${site.url}/cookie?v=${cookie}` },
+  });
+  // Discovery as Playwright does it: the HTTP address, /json/version, then the WebSocket.
+  const browser = await chromium.connectOverCDP(w.url, {
+    headers: { authorization: `Bearer ${KEY}` },
+  });
+  const [context] = browser.contexts();
+  if (!context) throw new Error('no default context');
+  expect(context.pages()).toEqual([]);
+  const page = await context.newPage();
+  await page.goto(`${site.url}/cookie?client=playwright`);
+  expect(await page.title()).toBe(`cookies:persona=${cookie}`);
+  expect(await page.evaluate(() => document.querySelector('p')?.textContent)).toBe('cookie');
+  expect((await page.screenshot()).subarray(1, 4).toString('latin1')).toBe('PNG');
+  expect(context.pages().map((p) => p.url())).toEqual([`${site.url}/cookie?client=playwright`]);
+  // Its close ends the connection (the persona's browser is not the client's to close).
+  await browser.close();
+  await waitFor(async () => !(await allPages()).some((t) => t.url.includes('client=playwright')));
+  const status = await w.call<Body>('GET', '/api/v1/system/status');
+  expect(status.body.initialized).toBe(true);
 });
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {

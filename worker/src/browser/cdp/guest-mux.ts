@@ -428,9 +428,9 @@ export class GuestLink {
       const targetId = message.result?.targetId;
       if (typeof targetId === 'string') this.mine.add(targetId);
       this.creating = Math.max(0, this.creating - 1);
-      // Straight out: what waits in the queue waits for this answer.
-      this.send(out);
       if (this.creating === 0) for (const wake of this.createdWaiters.splice(0)) wake();
+      // After what came before it (the new target's attach, which clients expect first).
+      this.later(() => this.send(out));
       return;
     }
     if (method === 'Target.getTargets' && Array.isArray(message.result?.targetInfos)) {
