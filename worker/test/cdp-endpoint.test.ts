@@ -111,6 +111,11 @@ test('a client drives a page of its own on the persona profile, and sees none of
     expect(urls).toEqual(expect.arrayContaining([`${site.url}/cookie`]));
     expect(urls.filter((u) => u.includes('pool=pool-b'))).toHaveLength(1);
     expect((await client.pages()).map((p) => p.url())).toEqual([`${site.url}/cookie`]);
+    // A page its page opens is its own as well.
+    const popup = new Promise<unknown>((resolve) => page.once('popup', resolve));
+    await page.evaluate((url) => void window.open(url), `${site.url}/?popup=1`);
+    await popup;
+    await waitFor(async () => (await client.pages()).some((p) => p.url().includes('popup=1')));
   } finally {
     await client.disconnect();
   }

@@ -324,7 +324,7 @@ export class GuestLink {
   /** Tab sessions being looked into: the page each holds, once the browser names it. */
   private readonly probes = new Map<
     string,
-    (page: { targetId: string; sessionId: string }) => void
+    (page: { info: TargetInfo; sessionId: string }) => void
   >();
   /** Its `Target.createTarget` commands not answered yet: what it is sent waits until then. */
   private creating = 0;
@@ -460,7 +460,7 @@ export class GuestLink {
         this.mux.own(this, child);
         this.undone.add(child);
         this.probes.delete(sessionId);
-        probe({ targetId: page.targetId, sessionId: child });
+        probe({ info: page, sessionId: child });
       }
       return;
     }
@@ -501,10 +501,11 @@ export class GuestLink {
         // A tab is the guest's when the page in it is: looked into before it is told.
         if (info.type === 'tab') {
           return this.later(async () => {
+            // The page's own info: a popup of the guest's page names its opener there.
             const page = await this.pageInTab(child);
-            if (page !== null && this.visible({ targetId: page })) {
+            if (page !== null && this.visible(page)) {
               this.tabs.add(info.targetId);
-              this.attached.set(child, page);
+              this.attached.set(child, page.targetId);
               this.send(out);
             } else {
               this.undo(child, waiting);
@@ -555,8 +556,8 @@ export class GuestLink {
    * turned off again, so that the guest's own asking attaches the page afresh. Null when no
    * page shows within a moment.
    */
-  private async pageInTab(tabSession: string): Promise<string | null> {
-    const named = new Promise<{ targetId: string; sessionId: string } | null>((resolve) => {
+  private async pageInTab(tabSession: string): Promise<TargetInfo | null> {
+    const named = new Promise<{ info: TargetInfo; sessionId: string } | null>((resolve) => {
       this.probes.set(tabSession, resolve);
       setTimeout(() => resolve(null), PROBE_MS).unref();
     });
@@ -583,7 +584,7 @@ export class GuestLink {
         tabSession,
       );
     }
-    return page?.targetId ?? null;
+    return page?.info ?? null;
   }
 
   /** Gives a page or frame session the persona's identity before the guest can run it. */
