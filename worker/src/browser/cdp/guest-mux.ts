@@ -1,3 +1,4 @@
+import { isRecord } from '@persona-browser/service-kit';
 import type { GuestTap, WireCommands } from './wire-commands';
 
 /**
@@ -96,10 +97,6 @@ const errorReply = (id: number, message: string, sessionId?: string): Message =>
   ...(sessionId === undefined ? {} : { sessionId }),
 });
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function targetInfoOf(value: unknown): TargetInfo | null {
   if (!isRecord(value) || typeof value.targetId !== 'string') return null;
   const text = (key: string): string | undefined =>
@@ -114,9 +111,11 @@ function targetInfoOf(value: unknown): TargetInfo | null {
 
 /** The session id at the end of a message as Chromium writes it, or null: no parse. */
 function trailingSession(message: Buffer): string | null {
+  // Only the tail is searched: the worker's own large replies pass here too.
   const from = Math.max(0, message.length - SESSION_TAIL);
-  const at = message.lastIndexOf(SESSION_KEY);
-  if (at < from) return null;
+  const found = message.subarray(from).lastIndexOf(SESSION_KEY);
+  if (found < 0) return null;
+  const at = from + found;
   const start = at + SESSION_KEY.length;
   const end = message.indexOf(34 /* " */, start);
   // The message's own session closes it (`…"sessionId":"ID"}`): not one named in its params.
@@ -158,10 +157,6 @@ export class GuestMux implements GuestTap {
 
   constructor(private readonly wire: WireCommands) {
     wire.tapGuests(this);
-  }
-
-  get size(): number {
-    return this.links.size;
   }
 
   /** A new guest with its browser session; rejects when the browser is gone. */
