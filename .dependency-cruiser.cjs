@@ -14,10 +14,12 @@ const FOLDERS = [
   'plugin-sdk',
   'ui',
   'xvfb',
+  'mcp',
   'worker',
   'plugins',
   'waker',
   'supervisor',
+  'client',
   'testkit',
 ];
 
@@ -95,6 +97,22 @@ module.exports = {
       severity: 'error',
       comment: 'xvfb/ is the display layer: it knows nothing of the worker or the fleet',
       from: { path: '^xvfb/' },
+      to: { path: PKG },
+    },
+    {
+      name: 'mcp-over-http',
+      severity: 'error',
+      comment:
+        'mcp/ turns the REST API into tools: it calls a persona over HTTP, so it imports no ' +
+        'service of ours (only the shared kit)',
+      from: { path: '^mcp/' },
+      to: { path: `${PKG}(worker|plugins|plugin-sdk|waker|supervisor|xvfb|ui)(/|$)` },
+    },
+    {
+      name: 'client-stands-alone',
+      severity: 'error',
+      comment: 'client/ is what users install: it imports none of our packages',
+      from: { path: '^client/' },
       to: { path: PKG },
     },
     {

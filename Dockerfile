@@ -49,10 +49,12 @@ COPY service-kit/package.json service-kit/
 COPY plugin-sdk/package.json plugin-sdk/
 COPY ui/package.json ui/
 COPY xvfb/package.json xvfb/
+COPY mcp/package.json mcp/
 COPY worker/package.json worker/
 COPY plugins/package.json plugins/
 COPY waker/package.json waker/
 COPY supervisor/package.json supervisor/
+COPY client/package.json client/
 
 # ---- deps: the production dependencies only ----
 FROM manifests AS deps
