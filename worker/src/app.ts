@@ -14,6 +14,7 @@ import type { Route } from './http/route';
 import { mount } from './http/mount';
 import type { LiveView } from './live';
 import { CdpEndpoint } from './remote/cdp-endpoint';
+import type { McpEndpoint } from './remote/mcp-endpoint';
 import type { Logger } from '@persona-browser/service-kit';
 import type { CaptureRegistry } from './capture/registry';
 import type { MediaStore } from './media/store';
@@ -21,6 +22,7 @@ import { PANEL_DIR, UI_DIR } from './paths';
 import { mediaRoutes } from './routes/media';
 import { networkRoutes } from './routes/network';
 import { opsRoutes } from './routes/ops';
+import { personRoutes } from './routes/person';
 import { primitiveRoutes } from './routes/primitive';
 import type { SystemDeps } from './routes/system';
 import { systemRoutes } from './routes/system';
@@ -50,6 +52,8 @@ export interface AppDeps extends SystemDeps {
   live?: LiveView;
   /** DevTools for outside clients (/json/version, /devtools/browser): puppeteer's connect. */
   cdp?: CdpEndpoint;
+  /** The MCP server for agents (/mcp): the REST API as tools. */
+  mcp?: McpEndpoint;
   /** The plugins found at start, and what plugins need beyond the deps above. */
   plugins?: {
     found: Discovery;
@@ -66,6 +70,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...networkRoutes(deps.captures),
     ...visionRoutes(deps.vision),
     ...primitiveRoutes(),
+    ...personRoutes(deps.live?.control),
     ...mediaRoutes(deps.media),
     ...(deps.plugins
       ? pluginsRoutes(deps.plugins.found, {
@@ -114,6 +119,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(docsRouter(() => (openApi ??= buildOpenApi(routes, deps.version))));
   if (deps.live) app.use(deps.live.router());
   if (deps.cdp) app.use(deps.cdp.router());
+  if (deps.mcp) app.use(deps.mcp.router());
   app.use('/ui', localOnly, express.static(UI_DIR, { index: false }));
   app.use('/', localOnly, express.static(PANEL_DIR, { index: 'index.html' }));
   app.use('/api', notFound);

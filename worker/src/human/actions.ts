@@ -2,6 +2,8 @@ import type { Call } from '../browser/call';
 import type { ManagedPage } from '../browser/managed-page';
 import { BadRequest, BrowserFailure } from '../errors';
 import { InputExecutor } from './executor';
+import type { ElementTarget } from './element-target';
+import { measureTarget, targetLabel } from './element-target';
 import type { Geometry } from './geometry';
 import { hits, measure } from './geometry';
 import { pickLandingPoint } from './mouse-plan';
@@ -20,11 +22,11 @@ export const executorFor = (mp: ManagedPage, call: Call): InputExecutor =>
 const inside = (p: Point, b: Box): boolean =>
   p.x >= b.x && p.y >= b.y && p.x <= b.x + b.width && p.y <= b.y + b.height;
 
-function visiblePart(g: Geometry, mp: ManagedPage, selector: string): Box {
-  if (!g.found) throw new BrowserFailure(`No element matches '${selector}'`, mp.id);
+function visiblePart(g: Geometry, mp: ManagedPage, label: string): Box {
+  if (!g.found) throw new BrowserFailure(`No element matches ${label}`, mp.id);
   if (!g.intersection) {
     throw new BrowserFailure(
-      `Element '${selector}' is not visible in the viewport; scroll to it first`,
+      `Element ${label} is not visible in the viewport; scroll to it first`,
       mp.id,
     );
   }
@@ -40,7 +42,7 @@ async function landingPoint(
   mp: ManagedPage,
   call: Call,
   start: Box,
-  selector: string,
+  label: string,
 ): Promise<{ point: Point; box: Box }> {
   let box = start;
   let cover: string | null = null;
@@ -48,23 +50,23 @@ async function landingPoint(
     const point = pickLandingPoint(box, x.rng);
     const hit = await hits(mp, call, point);
     if (hit.hits) return { point, box };
-    const now = await current(mp, call, selector);
+    const now = await current(mp, call, label);
     if (movedBox(box, now)) box = now;
     else cover = hit.cover;
   }
   throw new BrowserFailure(
     cover === null
-      ? `Element '${selector}' kept moving; no steady point to aim at`
-      : `Element '${selector}' is covered by ${cover}`,
+      ? `Element ${label} kept moving; no steady point to aim at`
+      : `Element ${label} is covered by ${cover}`,
     mp.id,
   );
 }
 
 /** Where the element found earlier is now; it may have gone or left the screen meanwhile. */
-async function current(mp: ManagedPage, call: Call, selector: string): Promise<Box> {
+async function current(mp: ManagedPage, call: Call, label: string): Promise<Box> {
   const now = await measure(mp, call, null);
-  if (!now.found) throw new BrowserFailure(`Element '${selector}' disappeared`, mp.id);
-  if (!now.intersection) throw new BrowserFailure(`Element '${selector}' left the viewport`, mp.id);
+  if (!now.found) throw new BrowserFailure(`Element ${label} disappeared`, mp.id);
+  if (!now.intersection) throw new BrowserFailure(`Element ${label} left the viewport`, mp.id);
   return now.intersection;
 }
 
@@ -83,15 +85,16 @@ export async function approachElement(
   x: InputExecutor,
   mp: ManagedPage,
   call: Call,
-  selector: string,
+  element: ElementTarget,
 ): Promise<Point> {
-  const first = await measure(mp, call, selector);
+  const label = targetLabel(element);
+  const first = await measureTarget(mp, call, element);
   let { point: target, box } = await landingPoint(
     x,
     mp,
     call,
-    visiblePart(first, mp, selector),
-    selector,
+    visiblePart(first, mp, label),
+    label,
   );
   for (let correction = 0; ; correction += 1) {
     const reference = box;
@@ -102,18 +105,18 @@ export async function approachElement(
       watch.stop();
     }
     const movedMeanwhile = await watch.moved;
-    const now = await current(mp, call, selector);
+    const now = await current(mp, call, label);
     if (!movedMeanwhile && !movedBox(reference, now) && inside(target, now)) {
       const hit = await hits(mp, call, target);
       if (hit.hits) return target;
     }
     if (correction >= MAX_CORRECTIONS) {
       throw new BrowserFailure(
-        `Element '${selector}' kept moving; gave up after ${MAX_CORRECTIONS} corrections`,
+        `Element ${label} kept moving; gave up after ${MAX_CORRECTIONS} corrections`,
         mp.id,
       );
     }
-    ({ point: target, box } = await landingPoint(x, mp, call, now, selector));
+    ({ point: target, box } = await landingPoint(x, mp, call, now, label));
   }
 }
 

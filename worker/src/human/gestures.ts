@@ -6,7 +6,8 @@ import { navigationStarts, stopLoading } from '../browser/page-actions';
 import { BrowserFailure, Timeout, errorMessage } from '../errors';
 import { approachElement, checkViewportPoint, executorFor, round, viewportOf } from './actions';
 import type { InputExecutor } from './executor';
-import { measure } from './geometry';
+import type { ElementTarget } from './element-target';
+import { measureTarget } from './element-target';
 import { planPaste, planTyping } from './keyboard-plan';
 import { keyFor, KEYS } from './keys';
 import { planMove } from './mouse-plan';
@@ -62,17 +63,26 @@ export class Gestures implements PageGestures {
   }
 
   click(selector: string): Promise<{ selector: string; position: Point }> {
-    return this.gesture(async () => {
-      const at = await approachElement(this.x, this.mp, this.call, selector);
-      await this.x.click();
-      return { selector, position: round(at) };
-    });
+    return this.clickTarget(selector).then((r) => ({ selector, ...r }));
   }
 
   hover(selector: string): Promise<{ selector: string; position: Point }> {
+    return this.hoverTarget(selector).then((r) => ({ selector, ...r }));
+  }
+
+  /** Clicks an element named by selector or by a snapshot's reference. */
+  clickTarget(target: ElementTarget): Promise<{ position: Point }> {
     return this.gesture(async () => {
-      const at = await approachElement(this.x, this.mp, this.call, selector);
-      return { selector, position: round(at) };
+      const at = await approachElement(this.x, this.mp, this.call, target);
+      await this.x.click();
+      return { position: round(at) };
+    });
+  }
+
+  hoverTarget(target: ElementTarget): Promise<{ position: Point }> {
+    return this.gesture(async () => {
+      const at = await approachElement(this.x, this.mp, this.call, target);
+      return { position: round(at) };
     });
   }
 
@@ -97,8 +107,8 @@ export class Gestures implements PageGestures {
     });
   }
 
-  checkVisible(selector: string): Promise<Visibility> {
-    return measure(this.mp, this.call, selector);
+  checkVisible(target: ElementTarget): Promise<Visibility> {
+    return measureTarget(this.mp, this.call, target);
   }
 
   /** Plans a scroll; a caller that bounds its time checks `scrollPlanMs` before playing it. */

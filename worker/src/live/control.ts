@@ -45,10 +45,22 @@ export class LiveControl {
   private graceTimer: NodeJS.Timeout | null = null;
   private readonly renewTimer: NodeJS.Timeout;
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly watchers = new Set<() => void>();
 
   constructor(private readonly o: ControlOptions) {
     this.renewTimer = setInterval(() => this.tick(), o.renewMs);
     this.renewTimer.unref();
+  }
+
+  /** Calls `listener` whenever control starts, ends or moves; returns the unsubscribe. */
+  watch(listener: () => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
+  }
+
+  private changed(): void {
+    this.o.onChange?.();
+    for (const w of [...this.watchers]) w();
   }
 
   /** The current holder, after checking its lease still stands. */
@@ -116,7 +128,7 @@ export class LiveControl {
       pool.holdScreen(pageId);
       this.o.logger.info('live view control taken', { page_id: pageId });
       this.socketsChanged(sessionId);
-      this.o.onChange?.();
+      this.changed();
       return this.held;
     });
   }
@@ -192,7 +204,7 @@ export class LiveControl {
       // already gone (page closed, browser restarted, expired)
     }
     this.o.logger.info('live view control handed back', { page_id: h.pageId, reason });
-    this.o.onChange?.();
+    this.changed();
   }
 
   private clearGrace(): void {

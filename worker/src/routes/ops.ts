@@ -3,6 +3,7 @@ import { DEFAULT_LEASE_TTL_S, MAX_LEASE_TTL_S } from '../browser/leases';
 import type { Navigator } from '../browser/navigator';
 import { navigate, screenshot } from '../browser/page-actions';
 import { readPageHtml } from '../browser/page-html';
+import { MAX_SNAPSHOT_LINES, readSnapshot } from '../browser/page-snapshot';
 import { navigationRefusal } from '../browser/url-policy';
 import type { Route } from '../http/route';
 import { heldRoute, pageRoute, route } from '../http/route';
@@ -152,6 +153,30 @@ export function opsRoutes(navigator: Navigator, settings: OpsSettings): Route[] 
         content_length: int.required(),
       }),
       handler: async ({ page, call }) => ({ ...(await readPageHtml(page, call)) }),
+    }),
+    heldRoute({
+      name: 'snapshot',
+      method: 'get',
+      path: `${P}/:page_id/snapshot`,
+      auth: true,
+      tag: 'Ops',
+      summary:
+        'The page as an accessibility tree, each element with a reference the primitives take',
+      description:
+        'One line per element, indented by depth: `- role "name" [state] [ref=n42]`. Read by ' +
+        "the browser, without running script in the page. Give a line's ref to click-element, " +
+        'hover-element or check-visible as `{"ref": "n42"}`; a ref names its element until the ' +
+        `page navigates. Main frame only; at most ${MAX_SNAPSHOT_LINES} lines (then truncated).`,
+      page: 'leased',
+      hold: {},
+      response: envelope({
+        url: str.required(),
+        title: str.allow('').required(),
+        snapshot: str.allow('').required(),
+        refs: int.required(),
+        truncated: Joi.boolean().required(),
+      }),
+      handler: async ({ page, call }) => ({ url: page.url, ...(await readSnapshot(page, call)) }),
     }),
     heldRoute({
       name: 'screenshot',

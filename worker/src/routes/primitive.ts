@@ -5,6 +5,8 @@ import { BadRequest } from '../errors';
 import type { Body, HeldContext, HeldRouteDef, Route } from '../http/route';
 import { heldRoute } from '../http/route';
 import { envelope } from '../http/schemas';
+import type { ElementTarget } from '../human/element-target';
+import { REF_PATTERN } from '../human/element-target';
 import { Gestures } from '../human/gestures';
 import { scrollPlanMs, typingPlanMs } from '../human/plan-duration';
 
@@ -22,9 +24,29 @@ const box = Joi.object({
 export const MAX_TYPED_CHARS = 10_000;
 export const MAX_ZOOM = 5;
 
-const selectorBody = Joi.object<{ selector: string }, true>({
-  selector: str.min(1).required().description('CSS selector'),
-});
+/** An element by CSS selector or by a reference from the page's accessibility snapshot. */
+interface TargetBody {
+  selector?: string;
+  ref?: string;
+}
+const targetBody = Joi.object<TargetBody, true>({
+  selector: str.min(1).description('CSS selector (or give `ref`)'),
+  ref: str
+    .pattern(REF_PATTERN)
+    .description('an element reference from `GET /ops/{page_id}/snapshot` (or give `selector`)')
+    .messages({ 'string.pattern.base': "'ref' is a snapshot's element reference, like n42" }),
+})
+  .xor('selector', 'ref')
+  .messages({
+    'object.missing': "'selector' is required (or 'ref', an element reference from a snapshot)",
+    'object.xor': "give either 'selector' or 'ref', not both",
+  });
+const targetOf = (b: TargetBody): ElementTarget =>
+  b.ref !== undefined ? { ref: b.ref } : (b.selector ?? '');
+/** What the answer names the element by: `selector` (null when by ref), and `ref` when given. */
+const named = (b: TargetBody): { selector: string | null; ref?: string } =>
+  b.ref !== undefined ? { selector: null, ref: b.ref } : { selector: b.selector ?? null };
+const namedFields = { selector: str.allow(null).required(), ref: str };
 interface PointBody {
   x: number;
   y: number;
@@ -89,9 +111,9 @@ export function primitiveRoutes(): Route[] {
     primitive({
       name: 'click-element',
       summary: 'Move along a curved path to the element and click it',
-      body: selectorBody,
-      fields: { selector: str.required(), position: required(point) },
-      run: (g, { body }) => g.click(body.selector),
+      body: targetBody,
+      fields: { ...namedFields, position: required(point) },
+      run: async (g, { body }) => ({ ...named(body), ...(await g.clickTarget(targetOf(body))) }),
     }),
     primitive({
       name: 'click-position',
@@ -103,9 +125,9 @@ export function primitiveRoutes(): Route[] {
     primitive({
       name: 'hover-element',
       summary: 'Move onto the element without clicking',
-      body: selectorBody,
-      fields: { selector: str.required(), position: required(point) },
-      run: (g, { body }) => g.hover(body.selector),
+      body: targetBody,
+      fields: { ...namedFields, position: required(point) },
+      run: async (g, { body }) => ({ ...named(body), ...(await g.hoverTarget(targetOf(body))) }),
     }),
     primitive({
       name: 'hover-position',
@@ -117,10 +139,10 @@ export function primitiveRoutes(): Route[] {
     primitive({
       name: 'check-visible',
       summary: 'Whether the element is on screen, wholly or in part, and where',
-      body: selectorBody,
+      body: targetBody,
       reads: true,
       fields: {
-        selector: str.required(),
+        ...namedFields,
         found: Joi.boolean().required(),
         visible: Joi.boolean().required(),
         fully_visible: Joi.boolean().required(),
@@ -129,8 +151,8 @@ export function primitiveRoutes(): Route[] {
         viewport: Joi.object({ width: num.required(), height: num.required() }).required(),
       },
       run: async (g, { body }) => ({
-        selector: body.selector,
-        ...(await g.checkVisible(body.selector)),
+        ...named(body),
+        ...(await g.checkVisible(targetOf(body))),
       }),
     }),
     primitive({

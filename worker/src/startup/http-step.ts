@@ -9,6 +9,7 @@ import { RequestTracker } from '../http/request-tracker';
 import type { ProxyRelay } from '../identity/relay';
 import { LiveView } from '../live';
 import { CdpEndpoint } from '../remote/cdp-endpoint';
+import { loopbackUrl, McpEndpoint } from '../remote/mcp-endpoint';
 import type { VncTarget } from '../live';
 import { RequestLog } from '../log/request-log';
 import type { MediaStore } from '../media/store';
@@ -39,6 +40,7 @@ export interface Listening {
   tracker: RequestTracker;
   live: LiveView;
   cdp: CdpEndpoint;
+  mcp: McpEndpoint;
 }
 
 /** The port the server got (PORT=0 asks for a free one). */
@@ -61,6 +63,12 @@ export const httpStep: StartupStep<Served, Listening> = {
       ...config.liveControl,
     });
     const cdp = new CdpEndpoint({ navigator, serviceKey: config.serviceKey, logger });
+    const mcp = new McpEndpoint({
+      serviceKey: config.serviceKey,
+      logger,
+      version: workerVersion(),
+      persona: config.personaName ?? 'worker',
+    });
     let commit: Promise<CommitInfo | null> | null = null;
     const server = createServer({
       navigator,
@@ -85,6 +93,7 @@ export const httpStep: StartupStep<Served, Listening> = {
       }),
       live,
       cdp,
+      mcp,
       plugins: {
         found: ready.plugins,
         env: config.env,
@@ -95,14 +104,17 @@ export const httpStep: StartupStep<Served, Listening> = {
     });
     await listen(server, config.port, config.host);
     const port = boundPort(server, config.port);
+    mcp.listening(loopbackUrl(config.host, port));
     logger.info('listening', { host: config.host, port, persona: config.personaDir });
-    return { server, tracker, live, cdp };
+    return { server, tracker, live, cdp, mcp };
   },
-  stop: ({ server, tracker, live, cdp }) =>
+  stop: ({ server, tracker, live, cdp, mcp }) =>
     stopServer(server, async () => {
       // Calls under way get a moment to finish; the live view's sockets close with the rest.
       const deadline = Date.now() + DRAIN_MS;
       while (tracker.activity().in_flight > 0 && Date.now() < deadline) await sleep(50);
+      // Agents' sessions end first: their leases are released through the API while it answers.
+      await mcp.close();
       tracker.abandonAll();
       live.close();
       cdp.close();

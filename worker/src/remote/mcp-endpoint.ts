@@ -1,0 +1,72 @@
+import express from 'express';
+import type { Router } from 'express';
+import type { Logger } from '@persona-browser/service-kit';
+import { checkServiceKey } from '@persona-browser/service-kit';
+import type { ToolDef } from '@persona-browser/mcp';
+import { CORE_TOOLS, McpHost, pluginTools, RestTarget } from '@persona-browser/mcp';
+import { NotInitialized } from '../errors';
+
+export const MCP_PATH = '/mcp';
+
+export interface McpEndpointOptions {
+  serviceKey: string | null;
+  logger: Logger;
+  version: string;
+  /** The persona's name, in the server's name. */
+  persona: string;
+}
+
+/** Where the worker's own API answers, from the address it listens on. */
+export function loopbackUrl(host: string, port: number): string {
+  const any = host === '' || host === '0.0.0.0' || host === '::';
+  const h = any ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${h}:${port}`;
+}
+
+/**
+ * The persona's MCP server at `/mcp` (Streamable HTTP, the service key as bearer): the REST API
+ * as tools, each call made to the worker's own port, so every rule of the API (leases, limits,
+ * messages) holds for an agent as for any client. Plugin tools come from the OpenAPI document
+ * the worker serves, read once: the plugin set is fixed at start-up.
+ */
+export class McpEndpoint {
+  private host: McpHost | null = null;
+  private tools: Promise<ToolDef[]> | null = null;
+
+  constructor(private readonly o: McpEndpointOptions) {}
+
+  /** The server listens: tools may call it now. */
+  listening(url: string): void {
+    const target = new RestTarget(url, this.o.serviceKey);
+    this.host = new McpHost({
+      name: `persona-browser ${this.o.persona}`,
+      version: this.o.version,
+      logger: this.o.logger,
+      target,
+      tools: () => (this.tools ??= this.catalog(target)),
+    });
+  }
+
+  private async catalog(target: RestTarget): Promise<ToolDef[]> {
+    const doc = await target.call({ method: 'GET', path: '/openapi.json' });
+    if (doc.status !== 200) {
+      this.tools = null;
+      throw new Error(`the OpenAPI document answered HTTP ${doc.status}`);
+    }
+    return [...CORE_TOOLS, ...pluginTools(doc.body)];
+  }
+
+  router(): Router {
+    const r = express.Router();
+    r.all(MCP_PATH, (req, res, next) => {
+      checkServiceKey(req.headers.authorization, this.o.serviceKey);
+      if (!this.host) throw new NotInitialized('The MCP server starts once the worker listens');
+      this.host.handle(req, res, req.body).catch(next);
+    });
+    return r;
+  }
+
+  close(): Promise<void> {
+    return this.host?.close() ?? Promise.resolve();
+  }
+}
