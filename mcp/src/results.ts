@@ -17,7 +17,7 @@ export function errorOf(r: RestReply): string {
   return `The call failed with HTTP ${r.status}`;
 }
 
-/** A reply as the tool's result: JSON text on success, a tool error with SPEC's message else. */
+/** A reply as the tool's result: JSON text on success, a tool error with the API's message else. */
 export function fromReply(r: RestReply, shape?: (body: Json) => Json): CallToolResult {
   if (failed(r)) return toolError(errorOf(r), r.status);
   const body = shape ? shape(r.body) : r.body;
