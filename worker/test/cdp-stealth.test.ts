@@ -53,9 +53,14 @@ const connect = async (w: RunningWorker): Promise<Browser> => {
 /** The detector's own checks as a pool page of `w` saw them (opened through the API). */
 async function poolSignals(w: RunningWorker): Promise<Signal[]> {
   site.reset();
-  const nav = await w.call('POST', '/api/v1/ops/pool/navigate', { body: { url: `${site.url}/own` } });
+  const nav = await w.call('POST', '/api/v1/ops/pool/navigate', {
+    body: { url: `${site.url}/own` },
+  });
   expect(nav.body).toMatchObject({ success: true, status_code: 200 });
-  return site.waitFor<Signal[]>('own');
+  const signals = await site.waitFor<Signal[]>('own');
+  // Away again: its hooks' reports would mix with those of the client's page.
+  await w.call('POST', '/api/v1/ops/pool/navigate', { body: { url: `${site.url}/none` } });
+  return signals;
 }
 
 /** The detector's own checks as `page` saw them, opened by the client. */
@@ -108,5 +113,118 @@ describe('control: DEVTOOLS_QUIET_RUNTIME=false passes a client’s Runtime.enab
 
   test('fpscanner flags the client’s page high for the DevTools Runtime domain (hasCDP)', async () => {
     expect(await fpscannerFlags(page)).toContain('hasCDP (high)');
+  });
+});
+
+describe('DEVTOOLS_QUIET_RUNTIME on (the default): the client’s Runtime.enable stays off its pages', () => {
+  let client: Browser;
+  let page: Page;
+  let pool: Signal[];
+  let own: Signal[];
+  beforeAll(async () => {
+    pool = await poolSignals(quiet);
+    client = await connect(quiet);
+    page = await client.newPage();
+    own = await clientSignals(page);
+  });
+  afterAll(() => client?.disconnect());
+
+  test('the client’s page tells the detector what the pool’s page tells it', () => {
+    expect(verdict(own, 'runtime_enable')).toEqual({
+      name: 'runtime_enable',
+      pass: true,
+      detail: { prepareStackTrace: false, stack_getter: false },
+    });
+    expect(differing(pool, own)).toEqual([]);
+  });
+
+  test('puppeteer’s evaluate, $, waitForSelector and frames work, in the page’s main world', async () => {
+    // The page's own top-level binding: seen from its main world only, not an isolated one.
+    expect(await page.evaluate('typeof own')).toBe('object');
+    const button = await page.$('#btn');
+    expect(await button?.evaluate((b) => b.textContent)).toBe('Press');
+    await page.evaluate(() => {
+      setTimeout(
+        () => document.body.append(Object.assign(document.createElement('i'), { id: 'late' })),
+        300,
+      );
+    });
+    expect(await (await page.waitForSelector('#late'))?.evaluate((i) => i.id)).toBe('late');
+    // The detector's srcdoc frame: an expando the page sets on its window is seen in its world.
+    const frame = page.frames().find((f) => f !== page.mainFrame());
+    if (!frame) throw new Error('no frame');
+    await page.evaluate(() => Reflect.set(window.frames[0] ?? {}, 'marker', 'set by the page'));
+    expect(
+      await frame.evaluate(() => [Reflect.get(window, 'marker'), document.body.textContent]),
+    ).toEqual(['set by the page', 'frame']);
+  });
+
+  test('a navigation replaces the context, which the client follows; the probe stays quiet', async () => {
+    await page.evaluate(() => Reflect.set(window, 'before', 1));
+    site.reset();
+    await page.goto(`${site.url}/own?again`, { waitUntil: 'load' });
+    const again = await site.waitFor<Signal[]>('own');
+    expect(
+      await page.evaluate(() => [typeof Reflect.get(window, 'before'), document.title]),
+    ).toEqual(['undefined', 'detector']);
+    expect(await page.evaluate('typeof own')).toBe('object');
+    expect(verdict(again, 'runtime_enable')?.pass).toBe(true);
+    expect(await page.$eval('#text', (p) => p.textContent)).toMatch(/watches who reads it/);
+  });
+
+  test('fpscanner flags the client’s page as it flags the pool’s: not for the Runtime domain', async () => {
+    const flags = await fpscannerFlags(page);
+    expect(flags).not.toContain('hasCDP (high)');
+    site.reset();
+    const nav = await quiet.call('POST', '/api/v1/ops/pool/navigate', {
+      body: { url: `${site.url}/fpscanner` },
+    });
+    expect(nav.status).toBe(200);
+    const report = await site.waitFor<FpscannerReport>('fpscanner');
+    const poolFlags = Object.entries(report.details)
+      .filter(([, v]) => v.detected)
+      .map(([k, v]) => `${k} (${v.severity})`);
+    expect(flags).toEqual(poolFlags);
+  });
+
+  test('what remains: the client’s own main-world reads (page.content) show in the page’s hooks, pptr: marked', async () => {
+    site.reset();
+    await page.goto(`${site.url}/own`, { waitUntil: 'load' });
+    await site.waitFor<Signal[]>('own');
+    expect(await page.content()).toMatch(/watches who reads it/);
+    await sleep(700);
+    site.reset();
+    const hooks = await site.waitFor<HookReport>('hooks');
+    expect(hooks.selfTestSeen).toBe(true);
+    expect(hooks.foreign.map((c) => c.hook)).toContain('XMLSerializer.serializeToString');
+    expect(hooks.foreign.some((c) => /pptr:/.test(c.stack))).toBe(true);
+  });
+
+  test('Playwright’s evaluate and a locator’s click work on its page, and the probe stays quiet', async () => {
+    const browser = await chromium.connectOverCDP(quiet.url, {
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    try {
+      const context = browser.contexts()[0];
+      if (!context) throw new Error('no default context');
+      const pwPage = await context.newPage();
+      site.reset();
+      await pwPage.goto(`${site.url}/own`);
+      const seen = await site.waitFor<Signal[]>('own');
+      expect(verdict(seen, 'runtime_enable')?.pass).toBe(true);
+      expect(differing(pool, seen)).toEqual([]);
+      expect(await pwPage.evaluate('typeof own')).toBe('object');
+      await pwPage.evaluate(() => {
+        document
+          .querySelector('#btn')
+          ?.addEventListener('click', (e) => Reflect.set(window, 'clicked', e.isTrusted));
+      });
+      await pwPage.locator('#btn').click();
+      expect(await pwPage.evaluate(() => Reflect.get(window, 'clicked'))).toBe(true);
+      await pwPage.goto(`${site.url}/own?playwright-again`);
+      expect(await pwPage.locator('#text').textContent()).toMatch(/watches who reads it/);
+    } finally {
+      await browser.close();
+    }
   });
 });

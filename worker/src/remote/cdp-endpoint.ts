@@ -20,6 +20,8 @@ export interface CdpEndpointOptions {
   navigator: Navigator;
   serviceKey: string | null;
   logger: Logger;
+  /** Keep each client's `Runtime.enable` from its pages (DEVTOOLS_QUIET_RUNTIME). */
+  quietRuntime: boolean;
 }
 
 /**
@@ -123,6 +125,7 @@ export class CdpEndpoint {
       `No target with given id found (or it is not this connection's): ${targetId}`;
     return {
       pageSetup: navigator.guestPageSetup(),
+      quietRuntime: this.o.quietRuntime,
       holds: (targetId) => {
         const page = navigator.pageOfTarget(targetId);
         const held = page ? navigator.leases.tokenOf(page.id) : null;

@@ -60,7 +60,12 @@ export const httpStep: StartupStep<Served, Listening> = {
       logger,
       ...config.liveControl,
     });
-    const cdp = new CdpEndpoint({ navigator, serviceKey: config.serviceKey, logger });
+    const cdp = new CdpEndpoint({
+      navigator,
+      serviceKey: config.serviceKey,
+      logger,
+      quietRuntime: config.devtoolsQuietRuntime,
+    });
     let commit: Promise<CommitInfo | null> | null = null;
     const server = createServer({
       navigator,

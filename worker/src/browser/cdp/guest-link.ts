@@ -3,6 +3,7 @@ import type { GuestPolicy } from './guest-policy';
 import { NAMES_TARGET, REFUSED } from './guest-policy';
 import type { Message, TargetInfo } from './guest-wire';
 import { errorReply, targetInfoOf } from './guest-wire';
+import { QuietContexts } from './quiet-contexts';
 
 /** How long a tab may take to name the page it holds. */
 const PROBE_MS = 2_000;
@@ -57,11 +58,21 @@ export class GuestLink {
   /** What goes to the guest, in the order it came. */
   private queue: Promise<void> = Promise.resolve();
   private open = true;
+  /** Its pages' and frames' Runtime, kept from them (null: passed through as it is sent). */
+  private readonly quiet: QuietContexts | null;
 
   constructor(
     private readonly mux: GuestHost,
     private readonly policy: GuestPolicy,
-  ) {}
+  ) {
+    this.quiet = policy.quietRuntime
+      ? new QuietContexts({
+          later: (work) => this.later(work),
+          send: (message) => this.send(message),
+          command: (method, params, sessionId) => this.mux.command(this, method, params, sessionId),
+        })
+      : null;
+  }
 
   /** The targets it created and has not closed. */
   get created(): string[] {
@@ -111,6 +122,7 @@ export class GuestLink {
     }
     const why = this.refusal(targetId);
     if (why) return this.send(errorReply(id, why, sessionId));
+    if (this.quiet?.command(id, message, sessionId)) return;
     this.mux.forward(this, id, message, sessionId);
   }
 
@@ -190,6 +202,8 @@ export class GuestLink {
       return;
     }
     const atBrowser = sessionId === this.browserSession || this.browserSessions.has(sessionId);
+    // A page's navigations end the contexts told to the guest in place of Runtime's.
+    if (!atBrowser && this.quiet?.event(message, sessionId)) return;
     const out: Message = { ...message };
     if (sessionId === this.browserSession) delete out.sessionId;
     switch (message.method) {
@@ -255,6 +269,7 @@ export class GuestLink {
           this.attached.delete(child);
           this.browserSessions.delete(child);
           this.mux.forget(child);
+          this.quiet?.forget(child);
           // One it was detached from before it knew of it stays unknown.
           if (!this.undone.delete(child)) this.send(out);
         });
@@ -312,9 +327,14 @@ export class GuestLink {
     return page?.info ?? null;
   }
 
-  /** Gives a page or frame session the persona's identity before the guest can run it. */
+  /**
+   * Gives a page or frame session the persona's identity before the guest can run it, and
+   * keeps its Runtime quiet when the option is on.
+   */
   private async setUp(sessionId: string, info: TargetInfo): Promise<void> {
     if (info.type !== 'page' && info.type !== 'iframe') return;
+    // Before the guest can send its Runtime.enable there.
+    this.quiet?.track(sessionId);
     await Promise.all(
       this.policy.pageSetup.map((c) => this.mux.command(this, c.method, c.params, sessionId)),
     );

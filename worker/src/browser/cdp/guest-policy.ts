@@ -14,6 +14,11 @@ export interface GuestPolicy {
    * target waits for its debugger until then): what makes its pages tell the persona's identity.
    */
   pageSetup: GuestCommand[];
+  /**
+   * Whether the guest's `Runtime.enable` is kept from its pages and frames, their execution
+   * contexts told to it instead (quiet-contexts.ts): DEVTOOLS_QUIET_RUNTIME.
+   */
+  quietRuntime: boolean;
 }
 
 /** A command the mux sends on a guest's session for it. */
