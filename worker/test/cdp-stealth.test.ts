@@ -88,6 +88,20 @@ async function fpscannerFlags(page: Page): Promise<string[]> {
     .map(([k, v]) => `${k} (${v.severity})`);
 }
 
+/** What the client hears of a `console.log` the page makes. */
+async function consoleSeen(page: Page): Promise<string[]> {
+  const heard: string[] = [];
+  const listen = (m: { text(): string }): void => void heard.push(m.text());
+  page.on('console', listen);
+  try {
+    await page.evaluate(() => setTimeout(() => console.log('from the page'), 0));
+    await sleep(500);
+    return heard;
+  } finally {
+    page.off('console', listen);
+  }
+}
+
 describe('control: DEVTOOLS_QUIET_RUNTIME=false passes a client’s Runtime.enable to the page', () => {
   let client: Browser;
   let page: Page;
@@ -109,6 +123,10 @@ describe('control: DEVTOOLS_QUIET_RUNTIME=false passes a client’s Runtime.enab
       detail: { prepareStackTrace: true },
     });
     expect(differing(pool, own)).toEqual(['runtime_enable']);
+  });
+
+  test('the page’s console messages reach the client', async () => {
+    expect(await consoleSeen(page)).toEqual(['from the page']);
   });
 
   test('fpscanner flags the client’s page high for the DevTools Runtime domain (hasCDP)', async () => {
@@ -185,6 +203,10 @@ describe('DEVTOOLS_QUIET_RUNTIME on (the default): the client’s Runtime.enable
       .filter(([, v]) => v.detected)
       .map(([k, v]) => `${k} (${v.severity})`);
     expect(flags).toEqual(poolFlags);
+  });
+
+  test('what is lost: the page’s console messages do not reach the client', async () => {
+    expect(await consoleSeen(page)).toEqual([]);
   });
 
   test('what remains: the client’s own main-world reads (page.content) show in the page’s hooks, pptr: marked', async () => {
