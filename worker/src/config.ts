@@ -34,6 +34,9 @@ export interface Config {
   vncPort: number | null;
   /** Serve the browser's DevTools on this localhost port too (0: any free one), or null. */
   devtoolsPort: number | null;
+  /** Keep outside DevTools clients' `Runtime.enable` from their pages, telling them the pages'
+   * execution contexts instead (`DEVTOOLS_QUIET_RUNTIME`, on by default; off passes it on). */
+  devtoolsQuietRuntime: boolean;
   /** Media store: unclaimed files are dropped after this long, and may not exceed this size. */
   mediaTtlMs: number;
   mediaCapBytes: number;
@@ -86,6 +89,7 @@ interface WorkerEnv {
   BROWSER_PLATFORM?: PlatformName;
   VNC_PORT?: number;
   DEVTOOLS_PORT?: number;
+  DEVTOOLS_QUIET_RUNTIME: boolean;
   MEDIA_TTL_SECONDS: number;
   MEDIA_CAP_MB: number;
   VISION_BASE_URL: string;
@@ -136,6 +140,7 @@ const schema = Joi.object<WorkerEnv, true>({
   }),
   VNC_PORT: Joi.number().integer().min(1).max(65535),
   DEVTOOLS_PORT: Joi.number().integer().min(0).max(65535),
+  DEVTOOLS_QUIET_RUNTIME: Joi.boolean().default(true),
   MEDIA_TTL_SECONDS: Joi.number().positive().default(300),
   MEDIA_CAP_MB: Joi.number().positive().default(512),
   VISION_BASE_URL: Joi.string()
@@ -202,6 +207,7 @@ export function loadConfig(
     browserPlatform: v.BROWSER_PLATFORM ?? null,
     vncPort: v.VNC_PORT ?? null,
     devtoolsPort: v.DEVTOOLS_PORT ?? null,
+    devtoolsQuietRuntime: v.DEVTOOLS_QUIET_RUNTIME,
     mediaTtlMs: v.MEDIA_TTL_SECONDS * 1000,
     mediaCapBytes: Math.round(v.MEDIA_CAP_MB * 1024 * 1024),
     vision: {

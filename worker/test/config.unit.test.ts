@@ -107,6 +107,15 @@ describe('environment files', () => {
     ).toMatchObject({ browserTimezone: 'Europe/Berlin', browserLocale: 'de-DE' });
   });
 
+  test('DEVTOOLS_QUIET_RUNTIME: on unless turned off, a boolean', () => {
+    const root = repo({});
+    expect(loadConfig({}, root).devtoolsQuietRuntime).toBe(true);
+    expect(loadConfig({ DEVTOOLS_QUIET_RUNTIME: 'false' }, root).devtoolsQuietRuntime).toBe(false);
+    expect(() => loadConfig({ DEVTOOLS_QUIET_RUNTIME: 'sometimes' }, root)).toThrow(
+      'invalid DEVTOOLS_QUIET_RUNTIME: "DEVTOOLS_QUIET_RUNTIME" must be a boolean',
+    );
+  });
+
   test('BROWSER_PLATFORM: windows, macos or linux, else the machine’s own', () => {
     const root = repo({});
     expect(loadConfig({}, root).browserPlatform).toBeNull();

@@ -7,7 +7,7 @@ import { disguisePlatform } from '../identity/platform-browser';
 import type { Logger } from '@persona-browser/service-kit';
 import { browserProcess, browserWire } from './cdp/chromium-launcher';
 import { GuestMux } from './cdp/guest-mux';
-import type { GuestCommand } from './cdp/guest-mux';
+import type { GuestCommand } from './cdp/guest-policy';
 import { launchBrowser } from './launch';
 import { LeaseTable } from './leases';
 import type { PoolHooks } from './page-pool';

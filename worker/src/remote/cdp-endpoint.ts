@@ -7,7 +7,8 @@ import { WebSocketServer } from 'ws';
 import type { RawData, WebSocket } from 'ws';
 import type { Logger } from '@persona-browser/service-kit';
 import { AuthError, checkServiceKey, errorMessage, safeEqual } from '@persona-browser/service-kit';
-import type { GuestLink, GuestPolicy } from '../browser/cdp/guest-mux';
+import type { GuestLink } from '../browser/cdp/guest-link';
+import type { GuestPolicy } from '../browser/cdp/guest-policy';
 import type { Navigator } from '../browser/navigator';
 import { ApiError, Locked } from '../errors';
 import { refuseUpgrade } from '../http/refuse-upgrade';
@@ -19,6 +20,8 @@ export interface CdpEndpointOptions {
   navigator: Navigator;
   serviceKey: string | null;
   logger: Logger;
+  /** Keep each client's `Runtime.enable` from its pages (DEVTOOLS_QUIET_RUNTIME). */
+  quietRuntime: boolean;
 }
 
 /**
@@ -122,6 +125,7 @@ export class CdpEndpoint {
       `No target with given id found (or it is not this connection's): ${targetId}`;
     return {
       pageSetup: navigator.guestPageSetup(),
+      quietRuntime: this.o.quietRuntime,
       holds: (targetId) => {
         const page = navigator.pageOfTarget(targetId);
         const held = page ? navigator.leases.tokenOf(page.id) : null;

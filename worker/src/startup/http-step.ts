@@ -62,7 +62,12 @@ export const httpStep: StartupStep<Served, Listening> = {
       logger,
       ...config.liveControl,
     });
-    const cdp = new CdpEndpoint({ navigator, serviceKey: config.serviceKey, logger });
+    const cdp = new CdpEndpoint({
+      navigator,
+      serviceKey: config.serviceKey,
+      logger,
+      quietRuntime: config.devtoolsQuietRuntime,
+    });
     const mcp = new McpEndpoint({
       serviceKey: config.serviceKey,
       logger,
