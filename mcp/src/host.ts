@@ -72,6 +72,8 @@ export class McpHost {
         return;
       }
       s.lastSeen = Date.now();
+      // The client ends the session: its leases are given back before the answer says so.
+      if (req.method === 'DELETE') await s.leases.releaseAll();
       await s.transport.handleRequest(req, res, body);
       return;
     }

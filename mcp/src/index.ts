@@ -7,3 +7,5 @@ export type { Json, RestCall, RestReply } from './rest';
 export { fromReply, toolError, htmlToText } from './results';
 export { CORE_TOOLS, ArgumentError, stringArg } from './tools';
 export type { ToolContext, ToolDef } from './tools';
+export { fleetCatalog } from './fleet-tools';
+export type { FleetPersonas } from './fleet-tools';

@@ -9,6 +9,7 @@ import {
   updateTriggerPath,
 } from '@persona-browser/service-kit';
 import { createApp, defaultStaticDirs } from './api/app';
+import { FleetMcp } from './api/mcp';
 import { loadWakerConfig } from './config';
 import type { WakerConfig } from './config';
 import { createDriver } from './drivers';
@@ -69,8 +70,10 @@ async function main(): Promise<void> {
     (m) => m.stop(),
   );
 
+  const mcp = new FleetMcp({ fleet, serviceKey: config.serviceKey, logger, version: '0.1.0' });
   const app = createApp({
     fleet,
+    mcp,
     metrics,
     nodes: () => driver.nodes?.() ?? [],
     move: (persona, node) => movePersona(persona, driver, node),
@@ -84,6 +87,7 @@ async function main(): Promise<void> {
   });
   const server = http.createServer(app);
   await life.listen(server, config.port);
+  mcp.listening(boundPort(server));
   logger.info('listening', {
     port: boundPort(server),
     driver: driver.kind,

@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import puppeteer from 'puppeteer-core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { metricsBodySchema, personaListSchema } from '@persona-browser/contracts';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { fleetPids, isAlive, workerPid } from '@persona-browser/testkit/fleet-procs';
@@ -152,6 +154,59 @@ describe('waker with the process driver', () => {
       ]);
     } finally {
       await client.disconnect();
+    }
+  });
+
+  test("an agent drives a persona through the fleet's MCP server, the persona a tool argument", async () => {
+    await waker.waitState('alice', 'running');
+    const transport = new StreamableHTTPClientTransport(new URL(`${waker.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${KEY}` } },
+    });
+    const agent = new Client({ name: 'fleet-agent', version: '1.0.0' });
+    await agent.connect(transport);
+    type Result = { isError?: boolean; content: Array<{ text?: string }> };
+    const use = async (name: string, args: Record<string, unknown> = {}): Promise<Result> =>
+      (await agent.callTool({ name, arguments: args })) as Result;
+    const text = (r: Result): string => r.content.map((c) => c.text ?? '').join('');
+    try {
+      const { tools } = await agent.listTools();
+      const names = tools.map((t) => t.name);
+      expect(names).toContain('list_personas');
+      // The installed plugins are tools at the fleet too (read from a persona's document).
+      expect(names.filter((n) => n.startsWith('plugin_')).length).toBeGreaterThan(5);
+      expect(tools.find((t) => t.name === 'navigate')?.inputSchema.required).toEqual([
+        'persona',
+        'page_id',
+        'url',
+      ]);
+      expect(text(await use('list_personas'))).toContain('"alice"');
+      const unknown = await use('create_page', { persona: 'nobody' });
+      expect(unknown.isError).toBe(true);
+      expect(text(unknown)).toMatch(/Unknown persona 'nobody'/);
+
+      expect(
+        (await use('create_page', { persona: 'alice', page_id: 'agent' })).isError,
+      ).toBeFalsy();
+      const title = 'data:text/html,<title>agent at the fleet</title><button>Go</button>';
+      expect(
+        (await use('navigate', { persona: 'alice', page_id: 'agent', url: title })).isError,
+      ).toBeFalsy();
+      expect(text(await use('snapshot', { persona: 'alice', page_id: 'agent' }))).toMatch(
+        /agent at the fleet[\s\S]*- button "Go" \[ref=n\d+\]/,
+      );
+      // The page is the session's: the API without its token meets the lease.
+      const locked = await call(`http://127.0.0.1:${ports.alice}/api/v1/ops/agent/navigate`, {
+        method: 'POST',
+        body: { url: 'about:blank' },
+      });
+      expect(locked.status).toBe(423);
+      await transport.terminateSession();
+      const free = await call(`http://127.0.0.1:${ports.alice}/api/v1/ops/agent/destroy-page`, {
+        method: 'POST',
+      });
+      expect(free.status).toBe(200);
+    } finally {
+      await agent.close();
     }
   });
 

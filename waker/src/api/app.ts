@@ -6,6 +6,7 @@ import type { MetricsBody, PersonaInfo } from '@persona-browser/contracts';
 import { SUPERVISOR_PATHS, WAKER_PATHS } from '@persona-browser/contracts';
 import type { Logger } from '@persona-browser/service-kit';
 import type { Persona } from '../persona';
+import type { FleetMcp } from './mcp';
 import { IdentityWakeError, WakeError } from '../persona';
 import { UnknownPersona } from '../fleet';
 import { MoveError } from '../drivers/swarm-move';
@@ -40,6 +41,8 @@ export interface ApiDeps {
   supervisor: SupervisorClient | null;
   serviceKey: string | null;
   logger: Logger;
+  /** The fleet's MCP server (/mcp), when the waker serves one. */
+  mcp?: FleetMcp;
   /** Folders of the fleet panel (`waker/panel`), the panels' shared files and uPlot's files. */
   panelDir: string;
   uiDir: string;
@@ -252,6 +255,7 @@ export function createApp(deps: ApiDeps): express.Express {
     else app[r.method](r.path, ...parse, run);
   }
   guardMethods(app);
+  if (deps.mcp) app.use(deps.mcp.router());
   app.use('/vendor/uplot', express.static(deps.uplotDir, { index: false }));
   app.use('/ui', express.static(deps.uiDir, { index: false }));
   app.use(express.static(deps.panelDir));

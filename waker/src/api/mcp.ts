@@ -1,0 +1,72 @@
+import express from 'express';
+import type { Router } from 'express';
+import type { PersonaInfo } from '@persona-browser/contracts';
+import type { Logger } from '@persona-browser/service-kit';
+import { checkServiceKey } from '@persona-browser/service-kit';
+import { ArgumentError, fleetCatalog, McpHost, RestTarget } from '@persona-browser/mcp';
+import type { Persona } from '../persona';
+
+export interface FleetMcpDeps {
+  fleet: { list(): PersonaInfo[]; get(name: string): Persona };
+  serviceKey: string | null;
+  logger: Logger;
+  version: string;
+}
+
+/**
+ * The fleet's MCP server at the waker's `/mcp`: one agent, every persona. The tools are a
+ * persona's with a `persona` argument, each call made to that persona's front door (so a
+ * sleeping persona wakes, and its leases and rules hold), plus `list_personas`.
+ */
+export class FleetMcp {
+  private host: McpHost | null = null;
+
+  constructor(private readonly deps: FleetMcpDeps) {}
+
+  /** The waker listens on `port`: the fleet's own tools call it there. */
+  listening(port: number): void {
+    const { fleet, serviceKey } = this.deps;
+    const targets = new Map<string, RestTarget>();
+    this.host = new McpHost({
+      name: 'persona-browser fleet',
+      version: this.deps.version,
+      logger: this.deps.logger,
+      target: new RestTarget(`http://127.0.0.1:${port}`, serviceKey),
+      tools: fleetCatalog({
+        target: (name) => {
+          let persona: Persona;
+          try {
+            persona = fleet.get(name);
+          } catch {
+            throw new ArgumentError(`Unknown persona '${name}': list_personas names them`);
+          }
+          const url = `http://127.0.0.1:${persona.spec.port}`;
+          let t = targets.get(url);
+          if (!t) targets.set(url, (t = new RestTarget(url, serviceKey)));
+          return t;
+        },
+        sample: () => {
+          const all = fleet.list();
+          return (all.find((p) => p.state === 'running') ?? all[0])?.name ?? null;
+        },
+      }),
+    });
+  }
+
+  router(): Router {
+    const r = express.Router();
+    r.all('/mcp', express.json({ limit: '1mb' }), (req, res, next) => {
+      checkServiceKey(req.headers.authorization, this.deps.serviceKey);
+      if (!this.host) {
+        res.status(503).json({ success: false, error: 'The waker is starting', page_id: null });
+        return;
+      }
+      this.host.handle(req, res, req.body).catch(next);
+    });
+    return r;
+  }
+
+  close(): Promise<void> {
+    return this.host?.close() ?? Promise.resolve();
+  }
+}
