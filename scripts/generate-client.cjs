@@ -100,10 +100,13 @@ async function main(argv) {
   return 0;
 }
 
+// exitCode, not exit(): a large document printed to a pipe is still being written.
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => {
+    process.exitCode = code;
+  },
   (err) => {
     process.stderr.write(`generate-client: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(2);
+    process.exitCode = 2;
   },
 );
