@@ -112,8 +112,17 @@ module.exports = {
       name: 'client-stands-alone',
       severity: 'error',
       comment: 'client/ is what users install: it imports none of our packages',
-      from: { path: '^client/' },
+      from: { path: '^client/', pathNot: '^client/test/' },
       to: { path: PKG },
+    },
+    {
+      name: 'client-tests-over-http',
+      severity: 'error',
+      comment:
+        "client/'s tests start a real worker through the test kit and call it over HTTP: no " +
+        'other package of ours',
+      from: { path: '^client/test/' },
+      to: { path: PKG, pathNot: `${PKG}testkit(/|$)` },
     },
     {
       name: 'fleet-not-worker-internals',

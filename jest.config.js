@@ -8,6 +8,7 @@ module.exports = {
     '<rootDir>/plugins',
     '<rootDir>/waker',
     '<rootDir>/supervisor',
+    '<rootDir>/client',
   ],
   // Integration tests run the built programs as users do: build once, before any test.
   globalSetup: '<rootDir>/jest.global-setup.js',
