@@ -267,6 +267,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/ops/{page_id}/snapshot': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The page as an accessibility tree, each element with a reference the primitives take
+     * @description One line per element, indented by depth: `- role "name" [state] [ref=n42]`. Read by the browser, without running script in the page. Give a line's ref to click-element, hover-element or check-visible as `{"ref": "n42"}`; a ref names its element until the page navigates. Main frame only; at most 2000 lines (then truncated).
+     */
+    get: operations['get-ops-snapshot'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/ops/{page_id}/screenshot': {
     parameters: {
       query?: never;
@@ -552,6 +572,23 @@ export interface paths {
     put?: never;
     /** Back to 100 % zoom */
     post: operations['post-primitive-reset-zoom'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/ops/{page_id}/ask-person': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Wait for the person at the live view to take the page over and hand it back */
+    post: operations['post-ops-ask-person'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2886,6 +2923,94 @@ export interface operations {
       };
     };
   };
+  'get-ops-snapshot': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description lease token, required while the page is leased */
+        'X-Lease'?: string;
+      };
+      path: {
+        page_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            page_id: string | null;
+            url: string;
+            title: string;
+            snapshot: string;
+            refs: number;
+            truncated: boolean;
+          };
+        };
+      };
+      /** @description Bad request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Missing or wrong bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuthError'];
+        };
+      };
+      /** @description Page not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Page busy past the wait timeout */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Page leased by another client */
+      423: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Navigator not initialized, or server not configured */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
   'get-ops-screenshot': {
     parameters: {
       query?: {
@@ -3223,8 +3348,10 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @description CSS selector */
-          selector: string;
+          /** @description CSS selector (or give `ref`) */
+          selector?: string;
+          /** @description an element reference from `GET /ops/{page_id}/snapshot` (or give `selector`) */
+          ref?: string;
         };
       };
     };
@@ -3240,7 +3367,8 @@ export interface operations {
             success: true;
             page_id: string | null;
             url: string;
-            selector: string;
+            selector: string | null;
+            ref?: string;
             position: {
               x: number;
               y: number;
@@ -3416,8 +3544,10 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @description CSS selector */
-          selector: string;
+          /** @description CSS selector (or give `ref`) */
+          selector?: string;
+          /** @description an element reference from `GET /ops/{page_id}/snapshot` (or give `selector`) */
+          ref?: string;
         };
       };
     };
@@ -3433,7 +3563,8 @@ export interface operations {
             success: true;
             page_id: string | null;
             url: string;
-            selector: string;
+            selector: string | null;
+            ref?: string;
             position: {
               x: number;
               y: number;
@@ -3609,8 +3740,10 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @description CSS selector */
-          selector: string;
+          /** @description CSS selector (or give `ref`) */
+          selector?: string;
+          /** @description an element reference from `GET /ops/{page_id}/snapshot` (or give `selector`) */
+          ref?: string;
         };
       };
     };
@@ -3626,7 +3759,8 @@ export interface operations {
             success: true;
             page_id: string | null;
             url: string;
-            selector: string;
+            selector: string | null;
+            ref?: string;
             found: boolean;
             visible: boolean;
             fully_visible: boolean;
@@ -4375,6 +4509,105 @@ export interface operations {
             page_id: string | null;
             url: string;
             zoom_level: number;
+          };
+        };
+      };
+      /** @description Bad request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Missing or wrong bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuthError'];
+        };
+      };
+      /** @description Page not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Page busy past the wait timeout */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Page leased by another client */
+      423: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Navigator not initialized, or server not configured */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  'post-ops-ask-person': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description lease token, required while the page is leased */
+        'X-Lease'?: string;
+      };
+      path: {
+        page_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description what is asked of the person */
+          message: string;
+          /**
+           * @description seconds to wait for the hand-back
+           * @default 600
+           */
+          timeout?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            page_id: string | null;
+            url: string;
+            handed_back: boolean;
+            waited_s: number;
+            message: string;
           };
         };
       };
