@@ -256,6 +256,41 @@ test("Playwright's connectOverCDP drives a page of its own there too, and leaves
   expect(status.body.initialized).toBe(true);
 });
 
+test('Playwright with a lease token drives that pool page, and only that one', async () => {
+  const lease = await w.call<Body>('POST', '/api/v1/ops/pool-b/lease', { body: { ttl: 30 } });
+  const token = lease.body.lease_token as string;
+  const browser = await chromium.connectOverCDP(w.url, {
+    headers: { authorization: `Bearer ${KEY}`, 'x-lease': token },
+  });
+  try {
+    const [context] = browser.contexts();
+    if (!context) throw new Error('no default context');
+    const pages = context.pages();
+    expect(pages.map((p) => p.url())).toEqual([`${site.url}/?pool=pool-b`]);
+    const [page] = pages;
+    if (!page) throw new Error('no page');
+    expect(await page.evaluate(() => document.title)).toBe('Fixture home');
+    await page.goto(`${site.url}/second?by=playwright`);
+    expect(await page.locator('#second').textContent()).toBe('second');
+    // The pool sees the page where the client took it; a call without the token meets the lease.
+    const refused = await w.call<Body>('POST', '/api/v1/ops/pool-b/extract-content');
+    expect(refused.status).toBe(423);
+    const withToken = await w.call<Body>('POST', '/api/v1/ops/pool-b/extract-content', {
+      lease: token,
+    });
+    expect(withToken.body.url).toBe(`${site.url}/second?by=playwright`);
+  } finally {
+    await browser.close();
+  }
+  // Closing the connection left the pool's page open, with its lease.
+  expect(await targetOf('by=playwright')).toBeTruthy();
+  await w.call('POST', '/api/v1/ops/pool-b/navigate', {
+    body: { url: `${site.url}/?pool=pool-b` },
+    lease: token,
+  });
+  await w.call<Body>('DELETE', '/api/v1/ops/pool-b/lease', { lease: token });
+});
+
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await check())) {

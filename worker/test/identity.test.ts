@@ -10,7 +10,8 @@ import { startForwardProxy } from '@persona-browser/testkit/forward-proxy';
 import type { IdentitySite, StunServer } from '@persona-browser/testkit/identity-site';
 import { startIdentitySite, startStun } from '@persona-browser/testkit/identity-site';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
-import { startWorker } from '@persona-browser/testkit/worker';
+import { KEY, startWorker } from '@persona-browser/testkit/worker';
+import puppeteer from 'puppeteer-core';
 
 const USER = 'acct-ir-session-7f3a';
 const PASSWORD = 'pw-7f3a-never-logged';
@@ -137,6 +138,48 @@ describe('a persona with a proxy identity', () => {
     });
     expect(report.geo.accuracy).toBeGreaterThanOrEqual(20);
     expect(report.geo.accuracy).toBeLessThanOrEqual(100);
+  });
+
+  test('a DevTools client’s own page tells the same identity: time zone, locale, languages, position, through the proxy', async () => {
+    const version = await w.call<{ webSocketDebuggerUrl: string }>('GET', '/json/version');
+    const client = await puppeteer.connect({
+      browserWSEndpoint: version.body.webSocketDebuggerUrl,
+      headers: { authorization: `Bearer ${KEY}` },
+      defaultViewport: null,
+    });
+    try {
+      const page = await client.newPage();
+      const before = proxy.requests.length;
+      await page.goto(`${site.url}/probe?stun=${stun.hostPort}&client=1`);
+      await page.waitForFunction(
+        () => JSON.parse(document.querySelector('#probe')?.textContent || '{}').done === true,
+        { timeout: 30_000 },
+      );
+      const seen = JSON.parse(
+        await page.evaluate(() => document.querySelector('#probe')?.textContent ?? '{}'),
+      );
+      for (const where of ['page', 'worker']) {
+        expect({ where, ...seen[where] }).toMatchObject({
+          where,
+          timeZone: report[where].timeZone,
+          offset: report[where].offset,
+          locale: report[where].locale,
+          language: report[where].language,
+          languages: report[where].languages,
+        });
+      }
+      expect(seen.page.timeZone).toBe('Asia/Tehran');
+      expect(seen.geo).toMatchObject({
+        latitude: IDENTITY.latitude,
+        longitude: IDENTITY.longitude,
+      });
+      expect(seen.fetch).toBe(ACCEPT_LANGUAGE);
+      const through = proxy.requests.slice(before).filter((r) => r.target === siteHost());
+      expect(through.length).toBeGreaterThan(0);
+      expect(through.every((r) => r.user === USER)).toBe(true);
+    } finally {
+      await client.disconnect();
+    }
   });
 
   test('every request went through the proxy as the session’s user; none reached the site directly', () => {

@@ -58,6 +58,10 @@ export class GuestLink {
   /** What goes to the guest, in the order it came. */
   private queue: Promise<void> = Promise.resolve();
   private open = true;
+  /** The guest's commands forwarded on each of its sessions and not answered yet, by id. */
+  private readonly unanswered = new Map<string, Set<number>>();
+  /** Who waits for some of those answers: `ids` left, `done` when none is. */
+  private answerWaiters: { sessionId: string; ids: Set<number>; done: () => void }[] = [];
   /** Its pages' and frames' Runtime, kept from them (null: passed through as it is sent). */
   private readonly quiet: QuietContexts | null;
 
@@ -68,6 +72,7 @@ export class GuestLink {
     this.quiet = policy.quietRuntime
       ? new QuietContexts({
           later: (work) => this.later(work),
+          afterEarlier: (sessionId) => this.afterEarlier(sessionId),
           send: (message) => this.send(message),
           command: (method, params, sessionId) => this.mux.command(this, method, params, sessionId),
         })
@@ -123,7 +128,36 @@ export class GuestLink {
     const why = this.refusal(targetId);
     if (why) return this.send(errorReply(id, why, sessionId));
     if (this.quiet?.command(id, message, sessionId)) return;
+    const ids = this.unanswered.get(sessionId) ?? new Set<number>();
+    ids.add(id);
+    this.unanswered.set(sessionId, ids);
     this.mux.forward(this, id, message, sessionId);
+  }
+
+  /**
+   * Resolves once every command the guest sent on the session so far has its answer in the
+   * queue to the guest: an answer made here then goes after them, as Chromium would send it.
+   */
+  private afterEarlier(sessionId: string): Promise<void> {
+    const ids = new Set(this.unanswered.get(sessionId));
+    if (ids.size === 0) return Promise.resolve();
+    return new Promise((done) => this.answerWaiters.push({ sessionId, ids, done }));
+  }
+
+  /** Once an answer on a session is queued, who waited for it goes on (and queues after it). */
+  private answeredOn(onSession: boolean, message: Message, clientId: number): void {
+    if (onSession && message.sessionId !== undefined) this.answered(message.sessionId, clientId);
+  }
+
+  /** A command on the session got its answer: whoever waited for it alone goes on. */
+  private answered(sessionId: string, id: number): void {
+    this.unanswered.get(sessionId)?.delete(id);
+    this.answerWaiters = this.answerWaiters.filter((w) => {
+      if (w.sessionId === sessionId) w.ids.delete(id);
+      if (w.ids.size > 0) return true;
+      w.done();
+      return false;
+    });
   }
 
   /** Null when the guest may drive `targetId`, else why not. */
@@ -168,6 +202,7 @@ export class GuestLink {
       if (this.creating === 0) for (const wake of this.createdWaiters.splice(0)) wake();
       // After what came before it (the new target's attach, which clients expect first).
       this.later(() => this.send(out));
+      this.answeredOn(onSession, message, clientId);
       return;
     }
     if (method === 'Target.getTargets' && Array.isArray(message.result?.targetInfos)) {
@@ -181,6 +216,7 @@ export class GuestLink {
       };
     }
     this.later(() => this.send(out));
+    this.answeredOn(onSession, message, clientId);
   }
 
   /** An event on one of the guest's sessions. */
@@ -270,6 +306,7 @@ export class GuestLink {
           this.browserSessions.delete(child);
           this.mux.forget(child);
           this.quiet?.forget(child);
+          this.unanswered.delete(child);
           // One it was detached from before it knew of it stays unknown.
           if (!this.undone.delete(child)) this.send(out);
         });

@@ -28,6 +28,8 @@ import type { Message } from './guest-wire';
 export interface QuietSink {
   /** Runs `work` in turn with everything else the client is sent. */
   later(work: () => void | Promise<void>): void;
+  /** Resolves once the answers to the client's earlier commands on the session are queued. */
+  afterEarlier(sessionId: string): Promise<void>;
   /** A message to the client; only from inside `later`. */
   send(message: Message): void;
   /** A command of our own on one of the client's sessions; resolves with the reply. */
@@ -76,11 +78,15 @@ export class QuietContexts {
     switch (message.method) {
       case 'Runtime.enable':
         quieted.enabled = true;
-        this.sink.later(async () => {
-          // Chromium tells the existing contexts before it answers.
-          await this.tellAll(sessionId, quieted);
-          this.sink.send({ id, result: {}, sessionId });
-        });
+        // After the answers to what the client sent before (its Page.getFrameTree: a context
+        // of a frame the client does not know yet is dropped), as Chromium orders them.
+        void this.sink.afterEarlier(sessionId).then(() =>
+          this.sink.later(async () => {
+            // Chromium tells the existing contexts before it answers.
+            await this.tellAll(sessionId, quieted);
+            this.sink.send({ id, result: {}, sessionId });
+          }),
+        );
         return true;
       case 'Runtime.disable':
         quieted.enabled = false;
