@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
+import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -132,7 +133,7 @@ describe('waker with the process driver', () => {
     expect((await waker.persona('alice')).commit?.hash).toBe(head);
   });
 
-  test("puppeteer connects to the persona's browser through its port on the waker", async () => {
+  test("puppeteer and Playwright connect to the persona's browser through its port on the waker", async () => {
     await waker.waitState('alice', 'running');
     const version = await call(`http://127.0.0.1:${ports.alice}/json/version`);
     expect(version.status).toBe(200);
@@ -154,6 +155,20 @@ describe('waker with the process driver', () => {
       ]);
     } finally {
       await client.disconnect();
+    }
+    // Playwright too, finding the endpoint itself from the persona's port on the waker.
+    const pw = await chromium.connectOverCDP(`http://127.0.0.1:${ports.alice}`, {
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    try {
+      const [context] = pw.contexts();
+      if (!context) throw new Error('no default context');
+      expect(context.pages()).toEqual([]);
+      const page = await context.newPage();
+      await page.goto('data:text/html,<title>playwright through the waker</title>');
+      expect(await page.evaluate(() => document.title)).toBe('playwright through the waker');
+    } finally {
+      await pw.close();
     }
   });
 
