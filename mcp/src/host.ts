@@ -17,7 +17,7 @@ import { toolError } from './results';
 import type { ToolContext, ToolDef } from './tools';
 import { ArgumentError } from './tools';
 
-/** A session with no request for this long ends (its leases are released). */
+/** A session with no request for this long (none under way) ends (its leases are released). */
 export const DEFAULT_IDLE_MS = 10 * 60_000;
 
 export interface McpHostOptions {
@@ -30,14 +30,16 @@ export interface McpHostOptions {
   /** The API a tool calls unless it picks its own (the waker's pick the persona named). */
   target: RestTarget;
   idleMs?: number;
-  /** How often the sessions' leases are renewed (ms); a third of their ttl by default. */
-  renewMs?: number;
+  /** The ttl of the sessions' leases (s), renewed every third of it. */
+  leaseTtlS?: number;
 }
 
 interface Session {
   transport: StreamableHTTPServerTransport;
   leases: SessionLeases;
   lastSeen: number;
+  /** Calls (POST) not answered yet: a tool call under way. */
+  inFlight: number;
 }
 
 /**
@@ -51,8 +53,9 @@ export class McpHost {
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly o: McpHostOptions) {
-    const renewMs = o.renewMs ?? (SESSION_LEASE_TTL_S * 1000) / 3;
-    this.timer = setInterval(() => void this.tick(), Math.min(renewMs, 30_000));
+    const renewMs = ((o.leaseTtlS ?? SESSION_LEASE_TTL_S) * 1000) / 3;
+    const idleMs = o.idleMs ?? DEFAULT_IDLE_MS;
+    this.timer = setInterval(() => void this.tick(), Math.min(renewMs, idleMs / 2, 30_000));
     this.timer.unref();
   }
 
@@ -72,6 +75,15 @@ export class McpHost {
         return;
       }
       s.lastSeen = Date.now();
+      // A call under way keeps the session alive; the client's open event stream (GET) does
+      // not: an agent connected but silent for idleMs has left its pages.
+      if (req.method === 'POST') {
+        s.inFlight += 1;
+        res.once('close', () => {
+          s.inFlight -= 1;
+          s.lastSeen = Date.now();
+        });
+      }
       // The client ends the session: its leases are given back before the answer says so.
       if (req.method === 'DELETE') await s.leases.releaseAll();
       await s.transport.handleRequest(req, res, body);
@@ -85,11 +97,11 @@ export class McpHost {
   }
 
   private open(): StreamableHTTPServerTransport {
-    const leases = new SessionLeases();
+    const leases = new SessionLeases(this.o.leaseTtlS);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sid) => {
-        this.sessions.set(sid, { transport, leases, lastSeen: Date.now() });
+        this.sessions.set(sid, { transport, leases, lastSeen: Date.now(), inFlight: 0 });
         this.o.logger.info('mcp session opened', { session: sid });
       },
     });
@@ -154,7 +166,7 @@ export class McpHost {
     const now = Date.now();
     const idleMs = this.o.idleMs ?? DEFAULT_IDLE_MS;
     for (const [sid, s] of this.sessions) {
-      if (now - s.lastSeen > idleMs) {
+      if (s.inFlight === 0 && now - s.lastSeen > idleMs) {
         this.o.logger.info('mcp session idle: ended', { session: sid });
         await s.transport.close().catch(() => undefined);
       } else {

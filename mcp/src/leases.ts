@@ -20,6 +20,8 @@ const leasePath = (pageId: string): string => `/api/v1/ops/${encodeURIComponent(
 export class SessionLeases {
   private readonly held = new Map<string, Held>();
 
+  constructor(private readonly ttlS = SESSION_LEASE_TTL_S) {}
+
   token(target: RestTarget, pageId: string): string | undefined {
     return this.held.get(keyOf(target, pageId))?.token;
   }
@@ -28,7 +30,7 @@ export class SessionLeases {
   async acquire(
     target: RestTarget,
     pageId: string,
-    ttl = SESSION_LEASE_TTL_S,
+    ttl = this.ttlS,
   ): Promise<{ status: number; body: Record<string, unknown> }> {
     const lease = this.token(target, pageId);
     const reply = await target.call({

@@ -37,6 +37,9 @@ export interface Config {
   /** Keep outside DevTools clients' `Runtime.enable` from their pages, telling them the pages'
    * execution contexts instead (`DEVTOOLS_QUIET_RUNTIME`, on by default; off passes it on). */
   devtoolsQuietRuntime: boolean;
+  /** Agents' MCP sessions: the ttl of their leases (renewed every third of it while the session
+   * lives) and how long a session may go without a request before it ends. */
+  mcp: { leaseTtlS: number; idleMs: number };
   /** Media store: unclaimed files are dropped after this long, and may not exceed this size. */
   mediaTtlMs: number;
   mediaCapBytes: number;
@@ -90,6 +93,8 @@ interface WorkerEnv {
   VNC_PORT?: number;
   DEVTOOLS_PORT?: number;
   DEVTOOLS_QUIET_RUNTIME: boolean;
+  MCP_LEASE_SECONDS: number;
+  MCP_IDLE_SECONDS: number;
   MEDIA_TTL_SECONDS: number;
   MEDIA_CAP_MB: number;
   VISION_BASE_URL: string;
@@ -141,6 +146,8 @@ const schema = Joi.object<WorkerEnv, true>({
   VNC_PORT: Joi.number().integer().min(1).max(65535),
   DEVTOOLS_PORT: Joi.number().integer().min(0).max(65535),
   DEVTOOLS_QUIET_RUNTIME: Joi.boolean().default(true),
+  MCP_LEASE_SECONDS: Joi.number().min(3).max(3600).default(120),
+  MCP_IDLE_SECONDS: Joi.number().min(1).max(86_400).default(600),
   MEDIA_TTL_SECONDS: Joi.number().positive().default(300),
   MEDIA_CAP_MB: Joi.number().positive().default(512),
   VISION_BASE_URL: Joi.string()
@@ -208,6 +215,7 @@ export function loadConfig(
     vncPort: v.VNC_PORT ?? null,
     devtoolsPort: v.DEVTOOLS_PORT ?? null,
     devtoolsQuietRuntime: v.DEVTOOLS_QUIET_RUNTIME,
+    mcp: { leaseTtlS: v.MCP_LEASE_SECONDS, idleMs: v.MCP_IDLE_SECONDS * 1000 },
     mediaTtlMs: v.MEDIA_TTL_SECONDS * 1000,
     mediaCapBytes: Math.round(v.MEDIA_CAP_MB * 1024 * 1024),
     vision: {

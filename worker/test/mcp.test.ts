@@ -12,6 +12,8 @@ import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
  * page saw (trusted clicks, typed text) is read by an unfiltered observer on the browser's
  * DevTools port, and the leases by the REST API, never from the MCP answers alone.
  */
+const LEASE_S = 3;
+const IDLE_S = 8;
 let w: RunningWorker;
 let site: Fixture;
 let eye: Observer;
@@ -41,7 +43,15 @@ const root = writePluginTree([
 
 beforeAll(async () => {
   site = await startFixture();
-  w = await startWorker({ env: { PLUGINS_DIR: root, DEVTOOLS_PORT: '0' } });
+  w = await startWorker({
+    env: {
+      PLUGINS_DIR: root,
+      DEVTOOLS_PORT: '0',
+      // Short enough to see a lease outlive its ttl, and an idle session end, in a test.
+      MCP_LEASE_SECONDS: String(LEASE_S),
+      MCP_IDLE_SECONDS: String(IDLE_S),
+    },
+  });
   await w.waitInitialized();
   eye = await Observer.attach(w);
 });
@@ -258,5 +268,27 @@ test('ask_person waits for the person to take the page over in the live view and
   } finally {
     await client.close();
     await w.call('POST', '/api/v1/ops/ask/destroy-page');
+  }
+});
+
+test('a session renews its leases past their ttl while it lives; idle, it ends and they are released', async () => {
+  const { client } = await connect();
+  try {
+    json(await call(client, 'create_page', { page_id: 'kept' }));
+    await sleep((LEASE_S + 2) * 1000);
+    // Past the ttl, no call since: the session renewed it.
+    const held = await w.call('POST', '/api/v1/ops/kept/lease', { body: { ttl: 5 } });
+    expect(held.status).toBe(423);
+    // No request for IDLE_S: the session ends, and its lease with it.
+    let free = held;
+    for (let i = 0; i < 40 && free.status !== 200; i += 1) {
+      await sleep(500);
+      free = await w.call<Body>('POST', '/api/v1/ops/kept/lease', { body: { ttl: 5 } });
+    }
+    expect(free.status).toBe(200);
+    await expect(client.listTools()).rejects.toThrow(/Session not found/);
+  } finally {
+    await client.close().catch(() => undefined);
+    await w.call('POST', '/api/v1/ops/kept/destroy-page');
   }
 });

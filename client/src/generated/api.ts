@@ -220,7 +220,7 @@ export interface paths {
     put?: never;
     /**
      * Take (or, with the current X-Lease, renew) an exclusive lease on a page
-     * @description Waits for a call already running on the page to end (409 after 30 s) before the lease is granted, so no other client works on the page once the token is returned.
+     * @description Waits for a call already running on the page to end (409 after 30 s) before the lease is granted, so no other client works on the page once the token is returned. A renewal (the current token in X-Lease) does not wait: the page is already its holder’s.
      */
     post: operations['post-ops-lease'];
     /** Release a lease (the token goes in X-Lease) */

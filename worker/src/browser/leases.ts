@@ -47,6 +47,12 @@ export class LeaseTable {
     return this.current(pageId)?.token ?? null;
   }
 
+  /** Whether `presented` is the token of the standing lease (a renewal by its holder). */
+  holds(pageId: string, presented: string | undefined): boolean {
+    const lease = this.current(pageId);
+    return lease !== null && presented !== undefined && safeEqual(presented, lease.token);
+  }
+
   /** Takes the lease, or renews it for its holder with a new ttl; 423 for anyone else. */
   acquire(pageId: string, presented: string | undefined, ttlS: number): Lease {
     const lease = this.current(pageId);

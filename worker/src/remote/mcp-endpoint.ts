@@ -14,6 +14,8 @@ export interface McpEndpointOptions {
   version: string;
   /** The persona's name, in the server's name. */
   persona: string;
+  /** Sessions' lease ttl (s) and idle end (ms). */
+  sessions: { leaseTtlS: number; idleMs: number };
 }
 
 /** Where the worker's own API answers, from the address it listens on. */
@@ -43,6 +45,8 @@ export class McpEndpoint {
       version: this.o.version,
       logger: this.o.logger,
       target,
+      leaseTtlS: this.o.sessions.leaseTtlS,
+      idleMs: this.o.sessions.idleMs,
       tools: () => (this.tools ??= this.catalog(target)),
     });
   }

@@ -80,7 +80,8 @@ export function opsRoutes(navigator: Navigator, settings: OpsSettings): Route[] 
       summary: 'Take (or, with the current X-Lease, renew) an exclusive lease on a page',
       description:
         'Waits for a call already running on the page to end (409 after 30 s) before the lease ' +
-        'is granted, so no other client works on the page once the token is returned.',
+        'is granted, so no other client works on the page once the token is returned. A ' +
+        'renewal (the current token in X-Lease) does not wait: the page is already its holder’s.',
       page: 'exists',
       body: Joi.object<{ ttl: number }, true>({
         ttl: Joi.number()
@@ -91,6 +92,11 @@ export function opsRoutes(navigator: Navigator, settings: OpsSettings): Route[] 
       }),
       response: envelope({ lease_token: str.required(), ttl: Joi.number().required() }),
       handler: async ({ page, body, leaseToken }) => {
+        // The holder renewing: its own call may be running on the page, and nobody else's can.
+        if (navigator.leases.holds(page.id, leaseToken)) {
+          const renewed = navigator.leases.acquire(page.id, leaseToken, body.ttl);
+          return { lease_token: renewed.token, ttl: renewed.ttlS };
+        }
         // Holding the page's lock: a call of another client still running finishes first, and
         // any call queued behind this one meets the lease when it gets the page (gate).
         const lease = await page.run('lease', { anyState: true }, async (call) => {

@@ -73,6 +73,7 @@ export const httpStep: StartupStep<Served, Listening> = {
       logger,
       version: workerVersion(),
       persona: config.personaName ?? 'worker',
+      sessions: config.mcp,
     });
     let commit: Promise<CommitInfo | null> | null = null;
     const server = createServer({
