@@ -108,6 +108,29 @@ describe('lease table', () => {
     expect((await w.call('POST', '/api/v1/ops/back/extract-content')).status).toBe(200);
   });
 
+  test('the holder renews while its own long call runs on the page, without waiting for it', async () => {
+    const token = (await lease('back', { ttl: 30 })).body.lease_token as string;
+    let navigated = false;
+    const slow = w
+      .call('POST', '/api/v1/ops/back/navigate', {
+        body: { url: `${site.url}/slow?ms=4000` },
+        lease: token,
+      })
+      .then((r) => {
+        navigated = true;
+        return r;
+      });
+    await sleep(1_000);
+    const renewed = await lease('back', { ttl: 60, token });
+    // Answered while the navigation still ran: the renewal did not queue behind it.
+    expect(navigated).toBe(false);
+    expect(renewed.body).toMatchObject({ lease_token: token, ttl: 60 });
+    // Another client's lease request still meets the lease.
+    expect((await lease('back')).status).toBe(423);
+    expect((await slow).body).toMatchObject({ success: true });
+    expect((await release('back', token)).status).toBe(200);
+  });
+
   test('a lease expires ttl seconds after the last call that used it, not after it was taken', async () => {
     // Measured as relations on the worker's own countdown (lease_expires_in), with no margin
     // that a slow machine could eat: a lease never ends before ttl after its last use.
