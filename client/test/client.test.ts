@@ -243,8 +243,7 @@ describe('the 409 wait', () => {
     await createPage('busy');
     const page = { params: { path: { page_id: 'busy' } } };
     let navigated = false;
-    // A navigation of a few seconds: the 2 s pause, then a page that answers after 1.5 s. (With a
-    // 4 s answer, one run in four found the page reported stuck by the call after it.)
+    // A navigation of a few seconds: the 2 s pause, then a page that answers after 1.5 s.
     const long = pb
       .result(
         pb.POST('/api/v1/ops/{page_id}/navigate', {

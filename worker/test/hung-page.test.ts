@@ -110,3 +110,27 @@ test('a navigation stops the hung script and brings the page back', async () => 
   });
   expect(click.body.success).toBe(true);
 });
+
+test('a page waiting on a slow server is not stuck: the calls after its navigation work', async () => {
+  // A new page (about:blank) going to the site waits 6 s for its answer: the health probe asks
+  // meanwhile, and DevTools holds the question until the new document commits.
+  await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'slow' } });
+  const states = new Set<string | undefined>();
+  let navigating = true;
+  const watch = (async () => {
+    while (navigating) {
+      states.add(await stateOf('slow'));
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  const nav = await w.call<Body>('POST', '/api/v1/ops/slow/navigate', {
+    body: { url: `${site.url}/slow?ms=6000` },
+  });
+  navigating = false;
+  await watch;
+  expect(nav.body).toMatchObject({ success: true, status_code: 200 });
+  expect(states.has('stuck')).toBe(false);
+  const read = await w.call<Body>('POST', '/api/v1/ops/slow/extract-content');
+  expect(read.body).toMatchObject({ success: true });
+  expect(read.body.content).toContain('after 6000 ms');
+});

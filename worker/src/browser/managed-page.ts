@@ -330,19 +330,23 @@ export class ManagedPage {
   }
 
   /**
-   * Asks the renderer for a sign of life; a renderer that does not answer in time is stuck.
-   * The title is read from the browser meanwhile (a script may have changed it).
+   * Asks the renderer for a sign of life; a renderer that does not answer in time is stuck
+   * (not while a navigation of ours runs: its own deadline bounds it, and the question may be
+   * held until the new document commits). The title is read from the browser meanwhile (a
+   * script may have changed it).
    */
   probe(): void {
     if (this.closed) return;
     void this.readTitle();
-    if (this.probing || this.crashed) return;
+    // While our navigation runs, DevTools may hold the question until the new document commits
+    // (a slow server, a new renderer process): silence then says nothing of the renderer.
+    if (this.probing || this.crashed || this.loadingNow) return;
     this.probing = true;
     // Asked in our isolated world: the page's own scripts can neither see nor hook the read.
     const ask = evaluateInWorld(this, (command) => command(this.session), 'document.readyState');
     let answered = false;
     const timer = setTimeout(() => {
-      if (answered) return;
+      if (answered || this.loadingNow) return;
       this.responsive = false;
       this.poison(
         new BrowserFailure(
