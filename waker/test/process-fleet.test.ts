@@ -6,6 +6,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { metricsBodySchema, personaListSchema } from '@persona-browser/contracts';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import type { Fixture } from '@persona-browser/testkit/fixture';
+import { startFixture } from '@persona-browser/testkit/fixture';
 import { fleetPids, isAlive, workerPid } from '@persona-browser/testkit/fleet-procs';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
 import {
@@ -29,6 +31,7 @@ const IDLE_S = 3;
 let waker: RunningWaker;
 let ports: Record<string, number>;
 let blocker: net.Server;
+let site: Fixture;
 
 beforeAll(async () => {
   ports = {
@@ -38,10 +41,11 @@ beforeAll(async () => {
     busy: await freePort(),
   };
   // Something else already listens on busy's port.
+  site = await startFixture();
   blocker = net.createServer();
   await new Promise<void>((r) => blocker.listen(ports.busy, r));
   const { root, personasDir } = makePersonas({
-    alice: `PORT=${ports.alice}\nMODE=always-on\n`,
+    alice: `PORT=${ports.alice}\nMODE=always-on\nNEWS_BASE_URL=${site.url}\n`,
     bob: `PORT=${ports.bob}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
     busy: `PORT=${ports.busy}\nMODE=always-on\n`,
     dup: `PORT=${ports.alice}\nMODE=sleepy\nIDLE_TIMEOUT=5\n`,
@@ -63,6 +67,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await site?.close();
   await waker?.stop();
   await new Promise((r) => blocker?.close(r));
 });
@@ -202,13 +207,60 @@ describe('waker with the process driver', () => {
       expect(
         (await use('create_page', { persona: 'alice', page_id: 'agent' })).isError,
       ).toBeFalsy();
-      const title = 'data:text/html,<title>agent at the fleet</title><button>Go</button>';
+      // The button writes what it received where the page's text shows it.
+      const page =
+        'data:text/html,<title>agent at the fleet</title><button onclick="document.body.' +
+        "append('clicked:' + event.isTrusted)\">Go</button>";
       expect(
-        (await use('navigate', { persona: 'alice', page_id: 'agent', url: title })).isError,
+        (await use('navigate', { persona: 'alice', page_id: 'agent', url: page })).isError,
       ).toBeFalsy();
-      expect(text(await use('snapshot', { persona: 'alice', page_id: 'agent' }))).toMatch(
-        /agent at the fleet[\s\S]*- button "Go" \[ref=n\d+\]/,
+      const snap = text(await use('snapshot', { persona: 'alice', page_id: 'agent' }));
+      const go = /agent at the fleet[\s\S]*- button "Go" \[ref=(n\d+)\]/.exec(snap);
+      expect(go).not.toBeNull();
+      const clicked = await use('click', { persona: 'alice', page_id: 'agent', ref: go?.[1] });
+      expect(clicked.isError).toBeFalsy();
+      expect(text(await use('page_text', { persona: 'alice', page_id: 'agent' }))).toContain(
+        'clicked:true',
       );
+      // A plugin as a tool: misc/news-search opens a page of its site (the fixture, here).
+      const news = await use('plugin_misc_news_search', {
+        persona: 'alice',
+        page_id: 'agent',
+        query: `${site.url}/second`,
+      });
+      expect(news.isError).toBeFalsy();
+      expect(JSON.parse(text(news))).toMatchObject({ page_url: `${site.url}/second` });
+      // ask_person through the fleet: the person takes the page over at alice's live view.
+      const asked = use('ask_person', {
+        persona: 'alice',
+        page_id: 'agent',
+        message: 'Solve the puzzle',
+        timeout: 60,
+      });
+      const alice = `http://127.0.0.1:${ports.alice}`;
+      const viewer = await fetch(`${alice}/vnc/session`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}` },
+      });
+      const cookie = (viewer.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+      const takeOver = async (): Promise<boolean> => {
+        const r = await fetch(`${alice}/vnc/control`, {
+          method: 'POST',
+          headers: { cookie, 'content-type': 'application/json' },
+          body: JSON.stringify({ page_id: 'agent' }),
+        });
+        return r.status === 200 && (await r.json()).by_you === true;
+      };
+      let took = false;
+      for (let i = 0; i < 50 && !took; i += 1) {
+        await sleep(100);
+        took = await takeOver();
+      }
+      expect(took).toBe(true);
+      await fetch(`${alice}/vnc/control`, { method: 'DELETE', headers: { cookie } });
+      const answer = await asked;
+      expect(answer.isError).toBeFalsy();
+      expect(JSON.parse(text(answer))).toMatchObject({ handed_back: true });
       // The page is the session's: the API without its token meets the lease.
       const locked = await call(`http://127.0.0.1:${ports.alice}/api/v1/ops/agent/navigate`, {
         method: 'POST',
