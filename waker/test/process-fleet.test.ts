@@ -2,8 +2,7 @@ import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { connectAgent, personTakesOver, textOf } from '@persona-browser/testkit/agent';
 import { metricsBodySchema, personaListSchema } from '@persona-browser/contracts';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import type { Fixture } from '@persona-browser/testkit/fixture';
@@ -179,15 +178,8 @@ describe('waker with the process driver', () => {
 
   test("an agent drives a persona through the fleet's MCP server, the persona a tool argument", async () => {
     await waker.waitState('alice', 'running');
-    const transport = new StreamableHTTPClientTransport(new URL(`${waker.url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${KEY}` } },
-    });
-    const agent = new Client({ name: 'fleet-agent', version: '1.0.0' });
-    await agent.connect(transport);
-    type Result = { isError?: boolean; content: Array<{ text?: string }> };
-    const use = async (name: string, args: Record<string, unknown> = {}): Promise<Result> =>
-      (await agent.callTool({ name, arguments: args })) as Result;
-    const text = (r: Result): string => r.content.map((c) => c.text ?? '').join('');
+    const { client: agent, transport, use } = await connectAgent(`${waker.url}/mcp`, KEY);
+    const text = textOf;
     try {
       const { tools } = await agent.listTools();
       const names = tools.map((t) => t.name);
@@ -237,27 +229,8 @@ describe('waker with the process driver', () => {
         message: 'Solve the puzzle',
         timeout: 60,
       });
-      const alice = `http://127.0.0.1:${ports.alice}`;
-      const viewer = await fetch(`${alice}/vnc/session`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${KEY}` },
-      });
-      const cookie = (viewer.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-      const takeOver = async (): Promise<boolean> => {
-        const r = await fetch(`${alice}/vnc/control`, {
-          method: 'POST',
-          headers: { cookie, 'content-type': 'application/json' },
-          body: JSON.stringify({ page_id: 'agent' }),
-        });
-        return r.status === 200 && (await r.json()).by_you === true;
-      };
-      let took = false;
-      for (let i = 0; i < 50 && !took; i += 1) {
-        await sleep(100);
-        took = await takeOver();
-      }
-      expect(took).toBe(true);
-      await fetch(`${alice}/vnc/control`, { method: 'DELETE', headers: { cookie } });
+      const person = await personTakesOver(`http://127.0.0.1:${ports.alice}`, 'agent', KEY);
+      await person.handBack();
       const answer = await asked;
       expect(answer.isError).toBeFalsy();
       expect(JSON.parse(text(answer))).toMatchObject({ handed_back: true });

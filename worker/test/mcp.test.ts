@@ -1,5 +1,5 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Agent } from '@persona-browser/testkit/agent';
+import { connectAgent, jsonOf, personTakesOver, textOf } from '@persona-browser/testkit/agent';
 import type { Fixture } from '@persona-browser/testkit/fixture';
 import { startFixture } from '@persona-browser/testkit/fixture';
 import { Observer } from '@persona-browser/testkit/observer';
@@ -18,7 +18,6 @@ let w: RunningWorker;
 let site: Fixture;
 let eye: Observer;
 type Body = Record<string, any>;
-type Result = { isError?: boolean; content: Array<{ type: string; text?: string; data?: string }> };
 
 const root = writePluginTree([
   {
@@ -61,28 +60,16 @@ afterAll(async () => {
   await site?.close();
 });
 
-async function connect(
-  key = KEY,
-): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${w.url}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${key}` } },
-  });
-  const client = new Client({ name: 'test-agent', version: '1.0.0' });
-  await client.connect(transport);
-  return { client, transport };
-}
-
-const call = async (client: Client, name: string, args: Body = {}): Promise<Result> =>
-  (await client.callTool({ name, arguments: args })) as Result;
-const text = (r: Result): string => r.content.map((c) => c.text ?? '').join('\n');
-const json = (r: Result): Body => JSON.parse(text(r)) as Body;
+const connect = (key?: string): Promise<Agent> => connectAgent(`${w.url}/mcp`, key);
+const text = textOf;
+const json = jsonOf;
 
 test('a client without the key is refused before any session opens', async () => {
   await expect(connect('wrong')).rejects.toThrow(/401|Invalid API key/);
 });
 
 test('the tool list has the API tools and each installed plugin, its parameters as the input schema', async () => {
-  const { client } = await connect();
+  const { client, use } = await connect();
   try {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
@@ -109,31 +96,31 @@ test('the tool list has the API tools and each installed plugin, its parameters 
 });
 
 test('a snapshot gives references; a click by reference reaches the page as a trusted click on that element, typing by reference fills it', async () => {
-  const { client, transport } = await connect();
+  const { client, transport, use } = await connect();
   try {
-    const made = json(await call(client, 'create_page', { page_id: 'agent' }));
+    const made = json(await use('create_page', { page_id: 'agent' }));
     expect(made.page_id).toBe('agent');
     // The session leased it: a client without the token meets the lease.
     const other = await w.call('POST', '/api/v1/ops/agent/navigate', { body: { url: site.url } });
     expect(other.status).toBe(423);
 
     expect(
-      (await call(client, 'navigate', { page_id: 'agent', url: `${site.url}/input` })).isError,
+      (await use('navigate', { page_id: 'agent', url: `${site.url}/input` })).isError,
     ).toBeFalsy();
-    const snap = text(await call(client, 'snapshot', { page_id: 'agent' }));
+    const snap = text(await use('snapshot', { page_id: 'agent' }));
     expect(snap).toContain('Input lab');
     const button = /- button "Button" \[ref=(n\d+)\]/.exec(snap);
     const field = /- textbox[^\n]*\[ref=(n\d+)\]/.exec(snap);
     expect(button).not.toBeNull();
     expect(field).not.toBeNull();
 
-    const clicked = await call(client, 'click', { page_id: 'agent', ref: button?.[1] });
+    const clicked = await use('click', { page_id: 'agent', ref: button?.[1] });
     expect(clicked.isError).toBeFalsy();
     const clicks = await eye.read<Body[]>('/input', 'window.__log.clicks');
     expect(clicks).toHaveLength(1);
     expect(clicks[0]).toMatchObject({ id: 'btn', trusted: true });
 
-    const typed = await call(client, 'type', {
+    const typed = await use('type', {
       page_id: 'agent',
       ref: field?.[1],
       text: 'hello agent',
@@ -143,27 +130,23 @@ test('a snapshot gives references; a click by reference reaches the page as a tr
       'hello agent',
     );
     // The snapshot shows the value the person-like typing left.
-    expect(text(await call(client, 'snapshot', { page_id: 'agent' }))).toContain(
-      'value="hello agent"',
-    );
+    expect(text(await use('snapshot', { page_id: 'agent' }))).toContain('value="hello agent"');
 
     // An element below the fold is wheeled into view first, then clicked.
     const below = /- button "Below" \[ref=(n\d+)\]/.exec(snap);
-    expect(
-      (await call(client, 'click', { page_id: 'agent', ref: below?.[1] })).isError,
-    ).toBeFalsy();
+    expect((await use('click', { page_id: 'agent', ref: below?.[1] })).isError).toBeFalsy();
     const last = (await eye.read<Body[]>('/input', 'window.__log.clicks')).at(-1);
     expect(last).toMatchObject({ id: 'below', trusted: true });
     expect((await eye.read<Body[]>('/input', 'window.__log.wheels')).length).toBeGreaterThan(0);
 
-    const shot = await call(client, 'screenshot', { page_id: 'agent' });
+    const shot = await use('screenshot', { page_id: 'agent' });
     const image = shot.content.find((c) => c.type === 'image');
     expect(
       Buffer.from(image?.data ?? '', 'base64')
         .subarray(1, 4)
         .toString(),
     ).toBe('PNG');
-    expect(text(await call(client, 'page_text', { page_id: 'agent' }))).toContain('Input lab');
+    expect(text(await use('page_text', { page_id: 'agent' }))).toContain('Input lab');
 
     // The session ends: its lease goes with it, and anyone may lease the page.
     await transport.terminateSession();
@@ -179,17 +162,17 @@ test('a snapshot gives references; a click by reference reaches the page as a tr
 });
 
 test('errors are tool errors with the API messages; the session stays usable', async () => {
-  const { client } = await connect();
+  const { client, use } = await connect();
   try {
-    const missing = await call(client, 'navigate', { page_id: 'nope', url: site.url });
+    const missing = await use('navigate', { page_id: 'nope', url: site.url });
     expect(missing.isError).toBe(true);
     expect(text(missing)).toMatch(/Page not found/);
-    const noArg = await call(client, 'click', { page_id: 'nope' });
+    const noArg = await use('click', { page_id: 'nope' });
     expect(noArg.isError).toBe(true);
     expect(text(noArg)).toMatch(/'ref' \(from snapshot\) or 'selector' is required/);
     await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'held' } });
     const lease = await w.call<Body>('POST', '/api/v1/ops/held/lease', { body: { ttl: 30 } });
-    const locked = await call(client, 'navigate', { page_id: 'held', url: site.url });
+    const locked = await use('navigate', { page_id: 'held', url: site.url });
     expect(locked.isError).toBe(true);
     expect(text(locked)).toMatch(/HTTP 423/);
     await w.call('DELETE', '/api/v1/ops/held/lease', {
@@ -205,10 +188,10 @@ test('errors are tool errors with the API messages; the session stays usable', a
 });
 
 test('a plugin runs as a tool, on the page its session leased', async () => {
-  const { client } = await connect();
+  const { client, use } = await connect();
   try {
-    json(await call(client, 'create_page', { page_id: 'plug' }));
-    const r = await call(client, 'plugin_demo_fill', {
+    json(await use('create_page', { page_id: 'plug' }));
+    const r = await use('plugin_demo_fill', {
       page_id: 'plug',
       url: `${site.url}/input`,
       text: 'by plugin',
@@ -218,7 +201,7 @@ test('a plugin runs as a tool, on the page its session leased', async () => {
     expect(await eye.read<string>('/input', "document.querySelector('#name').value")).toBe(
       'by plugin',
     );
-    const bad = await call(client, 'plugin_demo_fill', { page_id: 'plug', text: 'x' });
+    const bad = await use('plugin_demo_fill', { page_id: 'plug', text: 'x' });
     expect(bad.isError).toBe(true);
     expect(text(bad)).toMatch(/url/);
   } finally {
@@ -228,37 +211,21 @@ test('a plugin runs as a tool, on the page its session leased', async () => {
 });
 
 test('ask_person waits for the person to take the page over in the live view and hand it back', async () => {
-  const { client } = await connect();
+  const { client, use } = await connect();
   try {
-    json(await call(client, 'create_page', { page_id: 'ask' }));
-    const asked = call(client, 'ask_person', {
+    json(await use('create_page', { page_id: 'ask' }));
+    const asked = use('ask_person', {
       page_id: 'ask',
       message: 'Confirm the login',
       timeout: 60,
     });
     // The person opens the live view and takes the page: granted at once under the agent's lease.
-    const viewer = await fetch(`${w.url}/vnc/session`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${KEY}` },
-    });
-    const cookie = (viewer.headers.get('set-cookie') as string).split(';')[0] as string;
-    let took: Body = {};
-    for (let i = 0; i < 50 && took.controlled !== true; i += 1) {
-      await sleep(100);
-      took = (
-        await w.call<Body>('POST', '/vnc/control', {
-          auth: false,
-          headers: { cookie },
-          body: { page_id: 'ask' },
-        })
-      ).body;
-    }
-    expect(took).toMatchObject({ controlled: true, page_id: 'ask', by_you: true });
+    const person = await personTakesOver(w.url, 'ask');
     let settled = false;
     void asked.then(() => (settled = true));
     await sleep(500);
     expect(settled).toBe(false);
-    await w.call('DELETE', '/vnc/control', { auth: false, headers: { cookie } });
+    await person.handBack();
     const r = await asked;
     expect(r.isError).toBeFalsy();
     expect(json(r).handed_back).toBe(true);
@@ -272,9 +239,9 @@ test('ask_person waits for the person to take the page over in the live view and
 });
 
 test('a session renews its leases past their ttl while it lives; idle, it ends and they are released', async () => {
-  const { client } = await connect();
+  const { client, use } = await connect();
   try {
-    json(await call(client, 'create_page', { page_id: 'kept' }));
+    json(await use('create_page', { page_id: 'kept' }));
     await sleep((LEASE_S + 2) * 1000);
     // Past the ttl, no call since: the session renewed it.
     const held = await w.call('POST', '/api/v1/ops/kept/lease', { body: { ttl: 5 } });
