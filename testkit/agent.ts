@@ -12,7 +12,7 @@ export interface ToolResult {
 export interface Agent {
   client: Client;
   transport: StreamableHTTPClientTransport;
-  use(name: string, args?: Record<string, unknown>): Promise<ToolResult>;
+  use: (name: string, args?: Record<string, unknown>) => Promise<ToolResult>;
 }
 
 export async function connectAgent(mcpUrl: string, key: string = KEY): Promise<Agent> {

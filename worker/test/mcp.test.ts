@@ -5,7 +5,7 @@ import { startFixture } from '@persona-browser/testkit/fixture';
 import { Observer } from '@persona-browser/testkit/observer';
 import { manifest, writePluginTree } from '@persona-browser/testkit/plugin-tree';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
-import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
+import { sleep, startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * The persona's MCP server, driven by the MCP SDK's own client over Streamable HTTP: what the
@@ -69,7 +69,7 @@ test('a client without the key is refused before any session opens', async () =>
 });
 
 test('the tool list has the API tools and each installed plugin, its parameters as the input schema', async () => {
-  const { client, use } = await connect();
+  const { client } = await connect();
   try {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
