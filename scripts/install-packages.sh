@@ -17,8 +17,10 @@ worker=(chromium xvfb x11vnc x11-utils xauth fonts-liberation procps util-linux 
   curl)
 fleet=(docker.io docker-compose ca-certificates git)
 # iproute2 (ip netns, veth, bridge) for the multi-node Swarm cluster the tests build, and
-# docker-registry, the image registry its nodes pull the persona image from.
-ci=("${worker[@]}" docker.io docker-compose debootstrap openssl iproute2 docker-registry)
+# docker-registry, the image registry its nodes pull the persona image from; prometheus, which
+# the tests start to scrape a worker and a fleet.
+ci=("${worker[@]}" docker.io docker-compose debootstrap openssl iproute2 docker-registry
+  prometheus)
 
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(worker)
