@@ -84,7 +84,8 @@ export function personRoutes(control: LiveControl | undefined): Route[] {
             check();
           });
         } finally {
-          page.awaitingPerson = null;
+          // Only what this call set: a plugin's own wait for the person may have begun since.
+          if (page.awaitingPerson === body.message) page.awaitingPerson = null;
         }
         const waited = Math.round((Date.now() - started) / 100) / 10;
         return {
