@@ -68,7 +68,10 @@ const root = writePluginTree(
           has: await p.exists('#greeting'), missing: await p.exists('#nope'),
           which: await p.waitForAny({ none: '#nope', greeting: '#greeting' }, 2000),
           html: (await p.content()).includes('Hello from the fixture'),
-          lines: (await ctx.network.http({ since, resource_type: 'document' })).map((l) => l.url),
+          // Once the bodies are in: a line whose body is still being read is not listed yet.
+          settled: await ctx.network.settled(),
+          lines: (await ctx.network.http({ since, resource_type: 'document' }))
+            .map((l) => l.kind + ' ' + l.url).sort(),
           blacklist: ctx.network.blacklist(),
         };
       } };`,
@@ -300,7 +303,9 @@ describe('a plugin call', () => {
       missing: false,
       which: 'greeting',
       html: true,
-      lines: [`${site.url}/`],
+      settled: true,
+      // The load's navigation line and the document's response line, in either order.
+      lines: [`navigation ${site.url}/`, `response ${site.url}/`],
       blacklist: ['/second', '/tracker-\\d+/'],
     });
   });
