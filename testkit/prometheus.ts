@@ -152,20 +152,35 @@ export interface RunningPrometheus {
   query(expr: string): Promise<Sample[]>;
   /** Polls `expr` until `ok` holds for its vector, or throws after `timeoutMs`. */
   until(expr: string, ok: (v: Sample[]) => boolean, timeoutMs?: number): Promise<Sample[]>;
+  /** Every loaded rule: its name, the query Prometheus parsed, its health and last error. */
+  rules(): Promise<RuleState[]>;
   logs: string[];
   stop(): Promise<void>;
+}
+
+export interface RuleState {
+  name: string;
+  query: string;
+  health: string;
+  lastError?: string;
 }
 
 /**
  * Debian's Prometheus with a scrape config of its own (every second, bearer key per job), a
  * scratch TSDB and a free port on loopback.
  */
-export async function startPrometheus(jobs: ScrapeJob[]): Promise<RunningPrometheus> {
+export async function startPrometheus(
+  jobs: ScrapeJob[],
+  /** A rule file to load (evaluated every second). */
+  ruleFile?: string,
+): Promise<RunningPrometheus> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-prometheus-'));
   const config = [
     'global:',
     '  scrape_interval: 1s',
     '  scrape_timeout: 1s',
+    '  evaluation_interval: 1s',
+    ...(ruleFile ? ['rule_files:', `  - ${JSON.stringify(ruleFile)}`] : []),
     'scrape_configs:',
     ...jobs.flatMap((j) => [
       `  - job_name: ${JSON.stringify(j.job)}`,
@@ -240,5 +255,10 @@ export async function startPrometheus(jobs: ScrapeJob[]): Promise<RunningPrometh
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url, query, until, logs, stop };
+  const rules = async (): Promise<RuleState[]> => {
+    const r = await fetch(`${url}/api/v1/rules`);
+    const body = (await r.json()) as { data?: { groups: { rules: RuleState[] }[] } };
+    return (body.data?.groups ?? []).flatMap((g) => g.rules);
+  };
+  return { url, query, until, rules, logs, stop };
 }

@@ -1,5 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { RunningPrometheus, Sample } from '@persona-browser/testkit/prometheus';
-import { startPrometheus } from '@persona-browser/testkit/prometheus';
+import { familiesOf, metricNamesIn, startPrometheus } from '@persona-browser/testkit/prometheus';
 import { workerPid } from '@persona-browser/testkit/fleet-procs';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
 import {
@@ -25,6 +29,9 @@ let waker: RunningWaker;
 let prom: RunningPrometheus;
 let ports: Record<string, number>;
 
+const MONITORING = path.join(ROOT, 'docs', 'monitoring');
+const PROMTOOL = process.env.PROMTOOL_BIN ?? '/usr/bin/promtool';
+
 const one = (v: Sample[]): number => (v.length === 1 ? (v[0]?.value ?? NaN) : NaN);
 
 beforeAll(async () => {
@@ -43,11 +50,14 @@ beforeAll(async () => {
     METRICS_WINDOW: '20',
   });
   await waker.waitState('alice', ['running'], 90_000);
-  prom = await startPrometheus([
-    { job: 'fleet', targets: [`127.0.0.1:${ports.waker}`], key: KEY },
-    // A persona's port: the front door passes /metrics on to its worker.
-    { job: 'persona', targets: [`127.0.0.1:${ports.alice}`], key: KEY },
-  ]);
+  prom = await startPrometheus(
+    [
+      { job: 'fleet', targets: [`127.0.0.1:${ports.waker}`], key: KEY },
+      // A persona's port: the front door passes /metrics on to its worker.
+      { job: 'persona', targets: [`127.0.0.1:${ports.alice}`], key: KEY },
+    ],
+    path.join(MONITORING, 'alerts.yml'),
+  );
   await prom.until('up', (v) => v.length === 2 && v.every((s) => s.value === 1));
 });
 
@@ -116,4 +126,81 @@ test('an always-on worker killed from outside counts a crash and a restart', asy
     60_000,
   );
   expect(one(await prom.query(`${F}persona_crashes_total{persona="bob"}`))).toBe(0);
+});
+
+describe('the dashboard and alert rules in docs/monitoring', () => {
+  /** Every PromQL expression of the Grafana dashboard's panels. */
+  function dashboardExprs(): string[] {
+    const dash = JSON.parse(
+      fs.readFileSync(path.join(MONITORING, 'grafana-dashboard.json'), 'utf8'),
+    ) as { panels: { targets?: { expr: string }[] }[] };
+    return dash.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
+  }
+
+  /** The metric names of `exprs` that neither the waker nor a worker exports. */
+  async function unexported(exprs: string[]): Promise<string[]> {
+    const families = new Set<string>();
+    for (const port of [ports.waker, ports.alice]) {
+      const r = await fetch(`http://127.0.0.1:${port}/metrics`, {
+        headers: { authorization: `Bearer ${KEY}` },
+      });
+      for (const f of familiesOf(await r.text())) families.add(f);
+    }
+    return [...new Set(exprs.flatMap(metricNamesIn))].filter((n) => !families.has(n)).sort();
+  }
+
+  test('every metric the dashboard and the rules query is exported (and a misspelt one is named)', async () => {
+    // The rules as the real Prometheus parsed and evaluated them against the fleet's series.
+    const rules = await prom.rules();
+    expect(rules.map((r) => r.name).sort()).toEqual([
+      'FleetMemoryNearBudget',
+      'PersonaCrashLooping',
+      'SleepyPersonaFailingToWake',
+    ]);
+    const deadline = Date.now() + 15_000;
+    while ((await prom.rules()).some((r) => r.health !== 'ok') && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 250));
+    expect((await prom.rules()).map((r) => [r.name, r.health, r.lastError ?? ''])).toEqual(
+      rules.map((r) => [r.name, 'ok', '']),
+    );
+    const exprs = [...dashboardExprs(), ...rules.map((r) => r.query)];
+    expect(exprs.length).toBeGreaterThan(20);
+    expect(await unexported(exprs)).toEqual([]);
+    // Control: the same check names a metric no service exports.
+    const misspelt = 'sum by (persona) (rate(persona_browser_fleet_persona_wakes_totl[5m]))';
+    expect(await unexported([...exprs, misspelt])).toEqual([
+      'persona_browser_fleet_persona_wakes_totl',
+    ]);
+    expect(
+      metricNamesIn(
+        'histogram_quantile(0.95, sum by (route, le) (rate(persona_browser_worker_call_duration_seconds_bucket{route="x"}[5m])))',
+      ),
+    ).toEqual(['persona_browser_worker_call_duration_seconds_bucket']);
+  });
+
+  test('promtool accepts the rules and the example scrape config; a broken rule it refuses', () => {
+    const ok = execFileSync(PROMTOOL, ['check', 'rules', path.join(MONITORING, 'alerts.yml')], {
+      encoding: 'utf8',
+    });
+    expect(ok).toMatch(/SUCCESS: 3 rules found/);
+    // The example reads the key from a file: here a scratch one, beside copies of both files.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-promtool-'));
+    const keyFile = path.join(dir, 'key');
+    fs.writeFileSync(keyFile, KEY);
+    fs.copyFileSync(path.join(MONITORING, 'alerts.yml'), path.join(dir, 'alerts.yml'));
+    const example = fs
+      .readFileSync(path.join(MONITORING, 'prometheus.yml'), 'utf8')
+      .replaceAll('/etc/prometheus/persona-browser.key', keyFile);
+    fs.writeFileSync(path.join(dir, 'prometheus.yml'), example);
+    execFileSync(PROMTOOL, ['check', 'config', path.join(dir, 'prometheus.yml')]);
+    // Control: a rule whose expression does not parse fails the check.
+    const broken = fs
+      .readFileSync(path.join(MONITORING, 'alerts.yml'), 'utf8')
+      .replace('[15m]) >= 3', '[15m) >= 3');
+    fs.writeFileSync(path.join(dir, 'broken.yml'), broken);
+    expect(() =>
+      execFileSync(PROMTOOL, ['check', 'rules', path.join(dir, 'broken.yml')], { stdio: 'pipe' }),
+    ).toThrow();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
 });
