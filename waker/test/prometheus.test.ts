@@ -87,6 +87,7 @@ test('states per persona; a wake through the front door counts a wake, its durat
     `${F}persona_wake_duration_seconds_count{persona="bob",result="ok"}`,
     (v) => one(v) === 1,
   );
+  expect(one(await prom.query(`${F}persona_wake_failures_total{persona="bob"}`))).toBe(0);
   const sum = await prom.query(`${F}persona_wake_duration_seconds_sum{persona="bob"}`);
   expect(sum.some((s) => s.value > 0)).toBe(true);
   await prom.until(
