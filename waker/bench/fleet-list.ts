@@ -6,6 +6,8 @@
  *   - the time from starting the waker to its API answering and to every persona port listening;
  *   - `GET /api/personas` latency (p50/p90/p99/max): requests one at a time on a kept-alive
  *     connection, then CONCURRENCY at once; and the size of the answer;
+ *   - `GET /metrics` latency (Prometheus' scrape of the waker, one at a time on a kept-alive
+ *     connection), the size of the exposition and its number of samples;
  *   - the waker's own memory: RSS and its peak from /proc, and the V8 heap (read through the
  *     inspector, opened by SIGUSR1 only after the latency runs);
  *   - a PASS/FAIL line against the goal: p99 at most 50 ms. It exits 0 either way.
@@ -238,6 +240,24 @@ async function main(): Promise<void> {
     await Promise.all(Array.from({ length: CONCURRENCY }, lane));
     many.destroy();
     report[`list_${CONCURRENCY}_concurrent_ms`] = stats(concurrent);
+
+    // Prometheus' scrape of the waker: one scraper, one request at a time.
+    const scraper = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const exposition = await fetch(`http://127.0.0.1:${wakerPort}/metrics`, {
+      headers: { authorization: `Bearer ${KEY}` },
+    }).then((r) => r.text());
+    const metricsBytes = Buffer.byteLength(exposition);
+    const metricsSamples = exposition.split('\n').filter((l) => l && !l.startsWith('#')).length;
+    report.metrics_bytes = metricsBytes;
+    report.metrics_samples = metricsSamples;
+    const scrapes: number[] = [];
+    for (let i = 0; i < Math.min(SAMPLES, 200); i += 1) {
+      const r = await get(wakerPort, '/metrics', scraper);
+      if (r.status !== 200) throw new Error(`GET /metrics answered ${r.status}`);
+      scrapes.push(r.ms);
+    }
+    scraper.destroy();
+    report.metrics_sequential_ms = stats(scrapes);
     const memory = rss(pid);
     report.memory_after_requests = memory;
     const heap = await readHeap(pid, inspectPort).catch((err: unknown) => String(err));
@@ -252,7 +272,9 @@ async function main(): Promise<void> {
         `(goal at most ${GOAL_P99_MS} ms), ${stats(concurrent).p99} ms with ${CONCURRENCY} ` +
         `at once; ${first.bytes} bytes; waker RSS ${memory.rss_mb} MB (peak ` +
         `${memory.rss_peak_mb} MB), heap ` +
-        `${typeof heap === 'string' ? 'unread' : `${heap.used_after_gc_mb} MB used after GC`}\n`,
+        `${typeof heap === 'string' ? 'unread' : `${heap.used_after_gc_mb} MB used after GC`}; ` +
+        `GET /metrics p50 ${stats(scrapes).p50} ms, p99 ${stats(scrapes).p99} ms ` +
+        `(${metricsSamples} samples, ${metricsBytes} bytes)\n`,
     );
   } finally {
     await w?.stop();

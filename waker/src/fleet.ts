@@ -2,7 +2,7 @@ import type { CommitInfo, PersonaInfo } from '@persona-browser/contracts';
 import type { IdentitySettings } from './config';
 import type { InstanceHandle, RuntimeDriver } from './drivers/types';
 import { FrontDoor } from './front-door';
-import type { Instance } from './metrics';
+import type { Instance, PersonaCounters, PersonaRow } from './metrics';
 import { keepRequests } from './metrics';
 import type { Logger } from '@persona-browser/service-kit';
 import { errnoCode, errorMessage } from '@persona-browser/service-kit';
@@ -31,6 +31,8 @@ export interface FleetOptions {
   healthTimeoutMs?: number;
   /** Proxy gateway, account and GeoIP service for personas with PROXY_COUNTRY. */
   identity?: IdentitySettings | null;
+  /** Where wakes, sleeps, restarts, crashes and front-door requests are counted. */
+  counters?: PersonaCounters;
 }
 
 export class UnknownPersona extends Error {
@@ -75,6 +77,7 @@ export class Fleet {
         healthFailures: this.opts.healthFailures ?? 3,
         healthTimeoutMs: this.opts.healthTimeoutMs ?? 3_000,
         identity: this.opts.identity ?? null,
+        counters: this.opts.counters,
         // A cluster node's request log is out of this host's reach: its counts are kept here.
         beforeStop: (dir, handle) =>
           handle.node
@@ -99,7 +102,12 @@ export class Fleet {
 
     for (const persona of this.personas.values()) {
       if (persona.state === 'crashed') continue;
-      const door = new FrontDoor(persona, logger, this.opts.updateTrigger ?? null);
+      const door = new FrontDoor(
+        persona,
+        logger,
+        this.opts.updateTrigger ?? null,
+        this.opts.counters ?? null,
+      );
       try {
         await door.listen();
         this.doors.push(door);
@@ -186,6 +194,16 @@ export class Fleet {
   list(): PersonaInfo[] {
     const now = Date.now();
     return [...this.personas.values()].map((p) => p.info(now));
+  }
+
+  /** Each persona's name, mode, state and node: what the Prometheus state gauge reads. */
+  rows(): PersonaRow[] {
+    return [...this.personas.values()].map((p) => ({
+      name: p.name,
+      mode: p.spec.mode,
+      state: p.state,
+      node: p.node,
+    }));
   }
 
   get(name: string): Persona {

@@ -6,6 +6,7 @@ import { SYSTEM_PATHS } from '@persona-browser/contracts';
 import type { Address } from './drivers/types';
 import type { Logger } from '@persona-browser/service-kit';
 import { errorEnvelope, errorMessage, sendJson } from '@persona-browser/service-kit';
+import type { PersonaCounters } from './metrics/prometheus';
 import type { Persona } from './persona';
 import { IdentityWakeError } from './persona';
 
@@ -52,6 +53,7 @@ export class FrontDoor {
     private readonly persona: Persona,
     private readonly logger: Logger,
     private readonly updateTrigger: string | null = null,
+    private readonly counters: PersonaCounters | null = null,
   ) {
     this.server = http.createServer((req, res) => this.onRequest(req, res));
     this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
@@ -88,11 +90,14 @@ export class FrontDoor {
   private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
     const persona = this.persona;
     persona.activity.requestStarted();
+    const started = performance.now();
     let ended = false;
     res.once('close', () => {
       if (ended) return;
       ended = true;
       persona.activity.requestEnded();
+      const status = res.writableFinished ? res.statusCode : null;
+      this.counters?.request(persona.name, status, (performance.now() - started) / 1000);
     });
     // A persona whose node is down is answered at once, never left to a connect timeout.
     const down = persona.nodeProblem();

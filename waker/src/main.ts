@@ -1,5 +1,6 @@
 import http from 'node:http';
 import path from 'node:path';
+import type { MetricsSample } from '@persona-browser/contracts';
 import { readCommit } from '@persona-browser/contracts';
 import {
   Lifecycle,
@@ -14,7 +15,8 @@ import { loadWakerConfig } from './config';
 import type { WakerConfig } from './config';
 import { createDriver } from './drivers';
 import { Fleet } from './fleet';
-import { MetricsSampler, personaRequests } from './metrics';
+import type { PersonaRow } from './metrics';
+import { FleetMetrics, MetricsSampler, personaRequests } from './metrics';
 import { watchParent } from './parent-watch';
 import { movePersona } from './persona-move';
 import { supervisorClient } from './supervisor-client';
@@ -35,7 +37,13 @@ async function main(): Promise<void> {
   const life = new Lifecycle(PROGRAM, logger);
   const driver = await life.step('driver', () => createDriver(config, logger));
   const commit = await readCommit(config.repoRoot);
+  // Read at scrape time (never before the API listens) from the fleet and the sampler below.
+  const prometheus = new FleetMetrics({
+    personas: (): PersonaRow[] => fleet.rows(),
+    latest: (): MetricsSample | null => metrics.latest(),
+  });
   const fleet = new Fleet({
+    counters: prometheus,
     personasDir: config.personasDir,
     wakerPort: config.port,
     driver,
@@ -75,6 +83,7 @@ async function main(): Promise<void> {
     fleet,
     mcp,
     metrics,
+    prometheus,
     nodes: () => driver.nodes?.() ?? [],
     move: (persona, node) => movePersona(persona, driver, node),
     requestsPerHour: (persona, hours) => personaRequests(persona, hours, config.serviceKey),

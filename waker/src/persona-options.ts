@@ -1,6 +1,7 @@
 import type { Logger } from '@persona-browser/service-kit';
 import type { IdentitySettings } from './config';
 import type { InstanceHandle, RuntimeDriver } from './drivers/types';
+import type { PersonaCounters } from './metrics/prometheus';
 
 /** What every persona of a fleet is run with. */
 export interface PersonaOptions {
@@ -23,6 +24,8 @@ export interface PersonaOptions {
    * the worker can still tell, such as a cluster node's request counts, is kept here.
    */
   beforeStop?: (personaDir: string, handle: InstanceHandle) => Promise<void>;
+  /** Where wakes, sleeps, restarts and crashes are counted (Prometheus' /metrics). */
+  counters?: PersonaCounters;
 }
 
 /** Starting and stopping a persona's worker from inside its queue. */

@@ -66,6 +66,7 @@ export class Persona {
     );
     this.identity = new PersonaIdentity(spec, opts.identity, () => this.log);
     this.placement = new PersonaPlacement(spec, opts.driver, () => this.log);
+    opts.counters?.known(spec.name);
   }
 
   get name(): string {
@@ -164,15 +165,22 @@ export class Persona {
     if (this.fatal) throw new WakeError(this.error ?? `persona ${this.name} cannot start`);
     if (this.closed) throw new WakeError('the waker is shutting down');
     this.backoff.cancel();
+    const counters = this.opts.counters;
+    const started = performance.now();
+    const ended = (ok: boolean): void =>
+      counters?.wakeEnded(this.name, (performance.now() - started) / 1000, ok);
     if (this.worker?.paused) {
+      counters?.woke(this.name);
       await this.opts.driver.unpause?.(this.worker.handle);
       this.worker.paused = false;
       this.activity.touch();
       this.apply('resume', null);
+      ended(true);
       return;
     }
     if (this.worker && this.state === 'running') return;
     this.apply('wake');
+    counters?.woke(this.name);
     this.exitDuringStart = null;
     // Connections kept alive to an earlier instance lead nowhere now.
     this.placement.renewAgent();
@@ -182,6 +190,7 @@ export class Persona {
       const message = errorMessage(err);
       this.backoff.failed();
       this.apply('fail', message);
+      ended(false);
       throw new IdentityWakeError(`persona ${this.name} did not start: ${message}`);
     }
     let handle: InstanceHandle | null = null;
@@ -208,6 +217,7 @@ export class Persona {
       }
       this.backoff.failed();
       this.apply('fail', `start failed: ${message}`);
+      ended(false);
       if (this.spec.mode === 'always-on') this.scheduleRestart();
       throw new WakeError(`persona ${this.name} did not start: ${message}`);
     }
@@ -215,6 +225,7 @@ export class Persona {
     this.healthFails = 0;
     this.activity.touch();
     this.apply('ready', null);
+    ended(true);
     this.readCommit(handle);
   }
 
@@ -232,7 +243,11 @@ export class Persona {
 
   /** Stops the worker (an API call, or idle); the persona sleeps until a request or a wake. */
   sleep(): Promise<void> {
-    return this.serial(() => this.doStop());
+    return this.serial(async () => {
+      const wasRunning = this.worker !== null;
+      await this.doStop();
+      if (wasRunning) this.opts.counters?.slept(this.name);
+    });
   }
 
   /** Stops the worker if there is one; the persona then sleeps (a fatal one stays crashed). */
@@ -278,6 +293,7 @@ export class Persona {
   restart(): Promise<void> {
     if (this.fatal) return Promise.reject(new WakeError(this.error ?? 'cannot start'));
     return this.serial(async () => {
+      this.opts.counters?.restarted(this.name);
       await this.doStop();
       await this.doWake();
     });
@@ -305,6 +321,7 @@ export class Persona {
     if (this.state === 'stopping') return;
     this.workerGone();
     this.log.warn('worker ended', { reason: info.reason });
+    this.opts.counters?.crashed(this.name);
     if (this.closed) return;
     if (this.spec.mode === 'always-on') {
       this.backoff.failed();
@@ -319,6 +336,7 @@ export class Persona {
   private scheduleRestart(): void {
     if (this.closed || this.fatal) return;
     const delay = this.backoff.schedule(() => {
+      this.opts.counters?.restarted(this.name);
       this.wake().catch((err: unknown) =>
         this.log.error('restart failed', { error: errorMessage(err) }),
       );
@@ -384,9 +402,11 @@ export class Persona {
       worker.paused = true;
       worker.pausedAt = Date.now();
       this.apply('pause', null);
+      this.opts.counters?.slept(this.name);
       return;
     }
     await this.doStop();
+    this.opts.counters?.slept(this.name);
   }
 
   /** Stops the worker for good (waker shutdown). */

@@ -28,6 +28,8 @@ import type { SystemDeps } from './routes/system';
 import { systemRoutes } from './routes/system';
 import { visionRoutes } from './routes/vision';
 import { pluginsRoutes } from './routes/plugins';
+import { prometheusRoutes } from './routes/prometheus';
+import type { WorkerMetrics } from './http/metrics';
 import type { Discovery } from './plugins/discover';
 import type { Rng } from './human/types';
 import type { SecretValues } from '@persona-browser/service-kit';
@@ -54,6 +56,8 @@ export interface AppDeps extends SystemDeps {
   cdp?: CdpEndpoint;
   /** The MCP server for agents (/mcp): the REST API as tools. */
   mcp?: McpEndpoint;
+  /** Prometheus' `/metrics`, and the counters that routes and the live view move. */
+  metrics?: WorkerMetrics;
   /** The plugins found at start, and what plugins need beyond the deps above. */
   plugins?: {
     found: Discovery;
@@ -72,6 +76,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...primitiveRoutes(),
     ...personRoutes(deps.live?.control),
     ...mediaRoutes(deps.media),
+    ...(deps.metrics ? prometheusRoutes(deps.metrics) : []),
     ...(deps.plugins
       ? pluginsRoutes(deps.plugins.found, {
           captures: deps.captures,
@@ -83,6 +88,7 @@ export function allRoutes(deps: AppDeps): Route[] {
           slowmoMs: deps.navigator.slowmoMs,
           allowFileUrls: deps.allowFileUrls,
           secrets: deps.plugins.secrets,
+          outcome: (plugin, result) => deps.metrics?.pluginOutcome(plugin, result),
         })
       : []),
   ];
@@ -103,6 +109,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('query parser', 'simple');
   if (deps.validateResponses) app.use(new ResponseCheck(deps.logger).middleware());
   app.use(deps.tracker.middleware());
+  if (deps.metrics) app.use(deps.metrics.callTimer());
   // Any content type is read as JSON: `curl -d '{…}'` without a header still works. A request
   // without a body (most calls on a page) skips the parser: reading an empty stream to its end
   // costs a turn of the event loop and a fifth of a millisecond for nothing.

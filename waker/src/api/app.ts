@@ -31,6 +31,8 @@ export interface ApiDeps {
     get(name: string): Persona;
   };
   metrics: { body(): MetricsBody };
+  /** Prometheus' `/metrics`: the exposition's content type and text. */
+  prometheus?: { scrape(): Promise<{ contentType: string; text: string }> };
   /** The cluster's nodes (none on a single server). */
   nodes(): NodeStatus[];
   /** Moves a persona to another node of the cluster (409 without one). */
@@ -70,11 +72,26 @@ interface RouteDef {
 /** A client mistake with a clear message (bad query). */
 class BadRequest extends Error {}
 
+/** A route this waker was built without (no metrics registry): 404. */
+class UnknownRoute extends Error {
+  constructor() {
+    super('No such route on this waker');
+  }
+}
+
 /** An answer with a status of its own (a relayed one); any other handler result is a 200. */
 class Relayed {
   constructor(
     readonly status: number,
     readonly body: unknown,
+  ) {}
+}
+
+/** An answer that is not JSON: its content type and text (Prometheus' format). */
+class RawText {
+  constructor(
+    readonly contentType: string,
+    readonly text: string,
   ) {}
 }
 
@@ -175,6 +192,17 @@ export const ROUTES: RouteDef[] = [
     handler: async ({ deps }) => deps.metrics.body(),
   },
   {
+    name: 'prometheus-metrics',
+    method: 'get',
+    path: '/metrics',
+    auth: true,
+    handler: async ({ deps }) => {
+      if (!deps.prometheus) throw new UnknownRoute();
+      const { contentType, text } = await deps.prometheus.scrape();
+      return new RawText(contentType, text);
+    },
+  },
+  {
     name: 'supervisor',
     method: 'get',
     path: SUPERVISOR_PATHS.status,
@@ -192,7 +220,8 @@ export const ROUTES: RouteDef[] = [
  * `{error}` body. Anything else is a 500 that names nothing.
  */
 function errorStatus(err: unknown): number | null {
-  if (err instanceof UnknownPersona || err instanceof NoSupervisor) return 404;
+  if (err instanceof UnknownPersona || err instanceof NoSupervisor || err instanceof UnknownRoute)
+    return 404;
   if (err instanceof BadRequest) return 400;
   if (err instanceof MoveRefused) return 409;
   if (err instanceof MoveError) {
@@ -247,6 +276,8 @@ export function createApp(deps: ApiDeps): express.Express {
       }
       r.handler({ deps, params: req.params, query, body }).then((out) => {
         if (out instanceof Relayed) res.status(out.status).json(out.body);
+        else if (out instanceof RawText)
+          res.set('Cache-Control', 'no-store').type(out.contentType).send(out.text);
         else res.json(out);
       }, next);
     };

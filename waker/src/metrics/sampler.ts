@@ -143,6 +143,11 @@ export class MetricsSampler {
     if (task) void Promise.resolve(task.destroy()).catch(this.onError);
   }
 
+  /** The newest sample, or null before the first. */
+  latest(): MetricsSample | null {
+    return this.samples.at(-1) ?? null;
+  }
+
   body(): MetricsBody {
     return { interval_s: this.o.intervalS, window_s: this.o.windowS, samples: [...this.samples] };
   }

@@ -30,6 +30,13 @@ export class LeaseTable {
     return lease;
   }
 
+  /** Leases standing now (expired ones are dropped as they are counted). */
+  held(): number {
+    let n = 0;
+    for (const pageId of [...this.leases.keys()]) if (this.current(pageId)) n += 1;
+    return n;
+  }
+
   isLeased(pageId: string): boolean {
     return this.current(pageId) !== null;
   }

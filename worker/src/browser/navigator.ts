@@ -1,5 +1,5 @@
 import type { Browser } from 'puppeteer-core';
-import type { NavigatorStatus } from '@persona-browser/contracts';
+import type { NavigatorStatus, PageState } from '@persona-browser/contracts';
 import { NotInitialized } from '../errors';
 import type { PlatformName } from '../identity/platform';
 import type { PlatformDisguise } from '../identity/platform-browser';
@@ -146,6 +146,11 @@ export class Navigator {
   get browserPid(): number | null {
     const proc = this.browser ? browserProcess(this.browser) : null;
     return proc?.pid ?? null;
+  }
+
+  /** Pooled pages by state, or null while there is no pool (the browser is stopped). */
+  pageCounts(): Record<PageState, number> | null {
+    return this.initialized && this.pool ? this.pool.countByState() : null;
   }
 
   status(): NavigatorStatus {

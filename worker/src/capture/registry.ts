@@ -75,6 +75,13 @@ export class CaptureRegistry {
     return this.captures.get(pageId);
   }
 
+  /** Compressed bytes that every page's capture holds together. */
+  heldBytes(): number {
+    let bytes = 0;
+    for (const capture of this.captures.values()) bytes += capture.stats().bytes;
+    return bytes;
+  }
+
   /** Live figures of a page's store (bytes used, lines held and dropped…), or null. */
   stats(pageId: string): StoreStats | null {
     return this.captures.get(pageId)?.stats() ?? null;

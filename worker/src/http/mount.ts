@@ -3,6 +3,7 @@ import type { Navigator } from '../browser/navigator';
 import { answerWrongMethod } from '@persona-browser/service-kit';
 import { BadRequest } from '../errors';
 import type { Authenticator } from './auth';
+import { WorkerMetrics } from './metrics';
 import { ResponseCheck } from './response-check';
 import { sendJson } from './send-json';
 import type { Body, Method, Route } from './route';
@@ -43,6 +44,7 @@ export function mount(router: Router, routes: Route[], deps: MountDeps): void {
     for (const method of methods) {
       router[method](def.path, async (req: Request, res: Response) => {
         ResponseCheck.declare(res, def.response);
+        WorkerMetrics.routeServed(res.locals, def.name);
         if (def.auth) auth.check(req);
         const params = pathParams(req);
         const pageId = params.page_id ?? null;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 import { errorMessage } from '../errors';
 import type { RequestLog, RequestRow } from '../log/request-log';
+import { onResponseEnd } from './response-end';
 
 const API = '/api/v1/';
 const SYSTEM = '/api/v1/system/';
@@ -77,7 +78,7 @@ export class RequestTracker {
       const entry: OpenRequest = { row, started: performance.now(), startRow: null };
       entry.startRow = setImmediate(() => this.writeStart(entry));
       this.open.set(row.id, entry);
-      this.onEnd(
+      onResponseEnd(
         res,
         () => this.writeStart(entry),
         () => this.finish(row.id, res.statusCode),
@@ -119,29 +120,5 @@ export class RequestTracker {
       if (!this.logFailing) this.onLogError(err);
       this.logFailing = true;
     }
-  }
-
-  /**
-   * Runs `before` once, right before the response is handed over, and `done` right after it (so
-   * the client does not wait for it), whether or not the socket is alive.
-   */
-  private onEnd(res: Response, before: () => void, done: () => void): void {
-    // Not the `finish` or `close` events: `finish` never comes once the client hung up, and
-    // `close` comes as it hangs up, long before the work ends and the status is known.
-    const end = res.end.bind(res);
-    let called = false;
-    const wrapped = (...args: Parameters<typeof end>): Response => {
-      if (called) return end(...args);
-      called = true;
-      before();
-      try {
-        return end(...args);
-      } finally {
-        done();
-      }
-    };
-    // end() is overloaded; the wrapper passes whatever it is given on unchanged, which one
-    // signature cannot say: asserted to be end() itself.
-    res.end = wrapped as typeof res.end;
   }
 }

@@ -14,6 +14,8 @@ export interface ControlOptions {
   socketsOf: (sessionId: string) => number;
   /** Called whenever control starts, ends or moves. */
   onChange?: () => void;
+  /** Called when a person takes a page over (not when they take the page they hold again). */
+  onTakeover?: () => void;
 }
 
 export interface Held {
@@ -127,6 +129,7 @@ export class LiveControl {
       this.held = { pageId, sessionId, token, since: new Date(), shared: shared !== null };
       pool.holdScreen(pageId);
       this.o.logger.info('live view control taken', { page_id: pageId });
+      this.o.onTakeover?.();
       this.socketsChanged(sessionId);
       this.changed();
       return this.held;

@@ -30,6 +30,8 @@ export interface LiveOptions {
   /** Lease ttl while a person is in control (default 60 s, renewed while connected). */
   leaseTtlS?: number;
   renewMs?: number;
+  /** Called each time a person takes control of a page (the take-over counter). */
+  onTakeover?: () => void;
 }
 
 export const DEFAULT_GRACE_MS = 10_000;
@@ -92,6 +94,7 @@ export class LiveView {
       leaseTtlS: o.leaseTtlS ?? 60,
       renewMs: o.renewMs ?? 10_000,
       socketsOf: (id) => this.bridge?.socketsOf(id) ?? 0,
+      onTakeover: o.onTakeover,
     });
   }
 

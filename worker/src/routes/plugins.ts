@@ -2,7 +2,8 @@ import Joi from 'joi';
 import type { FieldType } from '@persona-browser/plugin-sdk';
 import { SiteError } from '@persona-browser/plugin-sdk';
 import { isRecord } from '@persona-browser/service-kit';
-import { ApiError, BadRequest, BrowserFailure, NotFound } from '../errors';
+import { ApiError, BadRequest, BrowserFailure, NotFound, Timeout } from '../errors';
+import type { PluginResult } from '../http/metrics';
 import type { Body, HeldContext, HeldRouteDef, Route } from '../http/route';
 import { heldRoute, route } from '../http/route';
 import { envelope } from '../http/schemas';
@@ -113,7 +114,22 @@ async function execute(
   return fields;
 }
 
-function pluginRoutes(p: LoadedPlugin, deps: ContextDeps): Route[] {
+/** What the plugin routes need: the plugins' context, and where their outcomes are counted. */
+export interface PluginRouteDeps extends ContextDeps {
+  outcome?: (plugin: string, result: PluginResult) => void;
+}
+
+/** How a plugin call that threw ended, for the outcome counter. */
+function resultOf(err: unknown, stopped: boolean): PluginResult {
+  if (err instanceof PluginFailed) return 'crashed';
+  // Stopped at its deadline: whatever the plugin was doing then threw.
+  if (err instanceof Timeout || stopped) return 'timeout';
+  // A browser-level failure: the plugin's own `success: false`, a SiteError, a page gone.
+  if (err instanceof BrowserFailure || !(err instanceof ApiError)) return 'failed';
+  return 'refused';
+}
+
+function pluginRoutes(p: LoadedPlugin, deps: PluginRouteDeps): Route[] {
   const summary = p.manifest.description.split(/(?<=\.)\s/)[0] ?? p.name;
   const common = {
     name: p.routePath,
@@ -130,7 +146,20 @@ function pluginRoutes(p: LoadedPlugin, deps: ContextDeps): Route[] {
     const why = p.module.validate?.(ctx.body) ?? null;
     if (why) throw new BadRequest(why, ctx.page.id);
     const context = pluginContext(p, ctx.page, ctx.call, deps);
-    return execute(p, () => p.module.run(context, ctx.body), ctx.page.id, ctx.call.signal, deps);
+    try {
+      const out = await execute(
+        p,
+        () => p.module.run(context, ctx.body),
+        ctx.page.id,
+        ctx.call.signal,
+        deps,
+      );
+      deps.outcome?.(p.name, 'ok');
+      return out;
+    } catch (err) {
+      deps.outcome?.(p.name, resultOf(err, ctx.call.signal.aborted));
+      throw err;
+    }
   };
   return p.manifest.methods.map((m) =>
     m === 'GET'
@@ -147,7 +176,7 @@ function pluginRoutes(p: LoadedPlugin, deps: ContextDeps): Route[] {
 }
 
 /** The plugin list, each plugin's docs, and one route per plugin and method. */
-export function pluginsRoutes(found: Discovery, deps: ContextDeps): Route[] {
+export function pluginsRoutes(found: Discovery, deps: PluginRouteDeps): Route[] {
   const byName = new Map(found.plugins.map((p) => [p.name, p]));
   return [
     route({

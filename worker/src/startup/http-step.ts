@@ -5,6 +5,7 @@ import { listen, stopServer } from '@persona-browser/service-kit';
 import { createServer } from '../app';
 import type { Navigator } from '../browser/navigator';
 import type { CaptureRegistry } from '../capture/registry';
+import { WorkerMetrics } from '../http/metrics';
 import { RequestTracker } from '../http/request-tracker';
 import type { ProxyRelay } from '../identity/relay';
 import { LiveView } from '../live';
@@ -55,12 +56,14 @@ export const httpStep: StartupStep<Served, Listening> = {
   async start(ready) {
     const { config, logger, navigator, secrets, relay } = ready;
     const tracker = new RequestTracker(new RequestLog(config.dataDir));
+    const metrics = new WorkerMetrics({ navigator, captures: ready.captures, media: ready.media });
     const live = new LiveView({
       vnc: ready.liveVnc,
       navigator,
       serviceKey: config.serviceKey,
       logger,
       ...config.liveControl,
+      onTakeover: () => metrics.takeover(),
     });
     const cdp = new CdpEndpoint({
       navigator,
@@ -100,6 +103,7 @@ export const httpStep: StartupStep<Served, Listening> = {
       live,
       cdp,
       mcp,
+      metrics,
       plugins: {
         found: ready.plugins,
         env: config.env,
