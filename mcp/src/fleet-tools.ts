@@ -1,8 +1,9 @@
 import { pluginTools } from './plugin-tools';
 import type { RestTarget } from './rest';
 import { fromReply } from './results';
-import type { ToolDef } from './tools';
-import { ArgumentError, CORE_TOOLS, stringArg } from './tools';
+import type { ToolDef } from './tool';
+import { ArgumentError, stringArg } from './tool';
+import { CORE_TOOLS } from './tools';
 
 /** How long the fleet's plugin tools are kept before a persona is asked again (ms). */
 const PLUGIN_LIST_MS = 5 * 60_000;

@@ -14,8 +14,8 @@ import { SessionLeases, SESSION_LEASE_TTL_S } from './leases';
 import type { RestTarget } from './rest';
 import { Unreachable } from './rest';
 import { toolError } from './results';
-import type { ToolContext, ToolDef } from './tools';
-import { ArgumentError } from './tools';
+import type { ToolContext, ToolDef } from './tool';
+import { ArgumentError } from './tool';
 
 /** A session with no request for this long (none under way) ends (its leases are released). */
 export const DEFAULT_IDLE_MS = 10 * 60_000;

@@ -1,8 +1,8 @@
 import { isRecord } from '@persona-browser/service-kit';
 import type { Json } from './rest';
 import { fromReply } from './results';
-import type { ToolDef } from './tools';
-import { onPage, stringArg } from './tools';
+import type { ToolDef } from './tool';
+import { onPage, stringArg } from './tool';
 
 const PLUGIN_PATH = /^\/api\/v1\/\{page_id\}\/plugin\/(.+)$/;
 

@@ -1,56 +1,13 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isRecord } from '@persona-browser/service-kit';
-import type { SessionLeases } from './leases';
-import type { Json, RestReply, RestTarget } from './rest';
+import type { Json, RestReply } from './rest';
 import { failed, fromReply, htmlToText, textResult, toolError } from './results';
-
-/** What a tool's run gets: the persona's API, the session's leases, a way to say it still works. */
-export interface ToolContext {
-  target: RestTarget;
-  leases: SessionLeases;
-  /** Tells the client the call is alive (a long wait); a no-op when it gave no progress token. */
-  progress: (message: string) => Promise<void>;
-  signal: AbortSignal;
-}
-
-export interface ToolDef {
-  name: string;
-  description: string;
-  inputSchema: { type: 'object'; properties: Json; required?: string[] };
-  run(args: Json, ctx: ToolContext): Promise<CallToolResult>;
-}
-
-/** A tool's arguments were not what its schema says: answered as a tool error. */
-export class ArgumentError extends Error {}
-
-export function stringArg(args: Json, name: string): string {
-  const v = args[name];
-  if (typeof v !== 'string' || v === '')
-    throw new ArgumentError(`'${name}' is required (a string)`);
-  return v;
-}
-const optionalString = (args: Json, name: string): string | undefined => {
-  const v = args[name];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw new ArgumentError(`'${name}' must be a string`);
-  return v;
-};
+import type { ToolContext, ToolDef } from './tool';
+import { ArgumentError, onPage, optionalString, stringArg } from './tool';
 
 const enc = encodeURIComponent;
 const ops = (pageId: string, action: string): string => `/api/v1/ops/${enc(pageId)}/${action}`;
 const prim = (pageId: string, action: string): string =>
   `/api/v1/primitive/${enc(pageId)}/${action}`;
-
-/** A call on a page, with the session's lease token on it when it holds one. */
-export function onPage(
-  ctx: ToolContext,
-  pageId: string,
-  method: 'GET' | 'POST' | 'DELETE',
-  path: string,
-  opts: { body?: Json; query?: Json; timeoutMs?: number } = {},
-): Promise<RestReply> {
-  return ctx.target.call({ method, path, ...opts, lease: ctx.leases.token(ctx.target, pageId) });
-}
 
 const PAGE_ID = { type: 'string', description: 'the page, as list_pages or create_page named it' };
 const REF = {
