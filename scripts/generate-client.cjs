@@ -43,6 +43,8 @@ function buildDocument() {
     navigator: { slowmoMs: 0 },
     allowFileUrls: false,
     plugins: { found, env: {}, rngFor: () => () => 0, secrets: {} },
+    // Every worker serves GET /metrics; its route only needs the metrics when it is called.
+    metrics: {},
   });
   return buildOpenApi(routes, workerVersion());
 }
