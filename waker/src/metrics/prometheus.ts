@@ -63,12 +63,9 @@ export class FleetMetrics implements PersonaCounters {
   constructor(sources: FleetSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: FLEET_PREFIX });
-    this.wakes = new Counter({
-      name: `${FLEET_PREFIX}persona_wakes_total`,
-      help: 'Worker starts and resumes, by persona',
-      labelNames: ['persona'],
-      registers,
-    });
+    const perPersona = (name: string, help: string): Counter<'persona'> =>
+      new Counter({ name: `${FLEET_PREFIX}${name}`, help, labelNames: ['persona'], registers });
+    this.wakes = perPersona('persona_wakes_total', 'Worker starts and resumes, by persona');
     this.wakeSeconds = new Histogram({
       name: `${FLEET_PREFIX}persona_wake_duration_seconds`,
       help: 'From a wake to a ready worker (result ok) or to its failure (result failed)',
@@ -76,30 +73,22 @@ export class FleetMetrics implements PersonaCounters {
       buckets: WAKE_BUCKETS,
       registers,
     });
-    this.wakeFailures = new Counter({
-      name: `${FLEET_PREFIX}persona_wake_failures_total`,
-      help: 'Wakes that ended without a ready worker, by persona',
-      labelNames: ['persona'],
-      registers,
-    });
-    this.sleeps = new Counter({
-      name: `${FLEET_PREFIX}persona_sleeps_total`,
-      help: 'Times a persona was put to sleep (asked for, or idle), by persona',
-      labelNames: ['persona'],
-      registers,
-    });
-    this.restarts = new Counter({
-      name: `${FLEET_PREFIX}persona_restarts_total`,
-      help: 'Restarts (asked for, after failed health checks, after a crash), by persona',
-      labelNames: ['persona'],
-      registers,
-    });
-    this.crashes = new Counter({
-      name: `${FLEET_PREFIX}persona_crashes_total`,
-      help: 'Workers that ended without being asked to, by persona',
-      labelNames: ['persona'],
-      registers,
-    });
+    this.wakeFailures = perPersona(
+      'persona_wake_failures_total',
+      'Wakes that ended without a ready worker, by persona',
+    );
+    this.sleeps = perPersona(
+      'persona_sleeps_total',
+      'Times a persona was put to sleep (asked for, or idle), by persona',
+    );
+    this.restarts = perPersona(
+      'persona_restarts_total',
+      'Restarts (asked for, after failed health checks, after a crash), by persona',
+    );
+    this.crashes = perPersona(
+      'persona_crashes_total',
+      'Workers that ended without being asked to, by persona',
+    );
     this.requests = new Histogram({
       name: `${FLEET_PREFIX}front_door_request_duration_seconds`,
       help: "Requests through a persona's port, by status class (aborted: the client left first)",
