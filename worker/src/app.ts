@@ -28,6 +28,8 @@ import type { SystemDeps } from './routes/system';
 import { systemRoutes } from './routes/system';
 import { visionRoutes } from './routes/vision';
 import { pluginsRoutes } from './routes/plugins';
+import { bundleRoutes } from './routes/bundles';
+import type { BundleStore } from './plugins/bundle-store';
 import type { Discovery } from './plugins/discover';
 import type { Rng } from './human/types';
 import type { SecretValues } from '@persona-browser/service-kit';
@@ -60,6 +62,8 @@ export interface AppDeps extends SystemDeps {
     env: Readonly<Record<string, string | undefined>>;
     rngFor: (plugin: string) => Rng;
     secrets: SecretValues;
+    /** Failure bundles of plugin calls. */
+    bundles: BundleStore;
   };
 }
 
@@ -83,8 +87,10 @@ export function allRoutes(deps: AppDeps): Route[] {
           slowmoMs: deps.navigator.slowmoMs,
           allowFileUrls: deps.allowFileUrls,
           secrets: deps.plugins.secrets,
+          bundles: deps.plugins.bundles,
         })
       : []),
+    ...(deps.plugins ? bundleRoutes(deps.plugins.bundles) : []),
   ];
 }
 
