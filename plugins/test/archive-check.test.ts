@@ -142,6 +142,7 @@ describe('the anti-bot interstitial', () => {
     expect(direct.status).toBe(200);
     expect(direct.body).toEqual({
       success: false,
+      debug_id: expect.any(String),
       page_id: 'a',
       error: expect.stringMatching(
         /^Expected the archive's answer for https:\/\/example\.com\/articles\/42\?ref=home, found the archive's anti-bot security check/,

@@ -120,6 +120,7 @@ describe('archive/save', () => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       success: false,
+      debug_id: expect.any(String),
       page_id: 'a',
       error: `Expected the "No results" page left by archive/check, with its "archive this url" form, found a result list of 1 snapshot(s) at ${site.url}/${url}`,
     });
@@ -132,6 +133,7 @@ describe('archive/save', () => {
     const r = await run('save', { from_check: true, url: 'https://example.com/other' });
     expect(r.body).toEqual({
       success: false,
+      debug_id: expect.any(String),
       page_id: 'a',
       error:
         'Expected the archive form for https://example.com/other, found one holding https://example.com/not/yet',
@@ -223,6 +225,7 @@ describe('archive/get', () => {
     const r = await run('get', { from_check: true });
     expect(r.body).toEqual({
       success: false,
+      debug_id: expect.any(String),
       page_id: 'a',
       error: `Expected the result list of snapshots left by archive/check, found the "No results" page at ${site.url}/https://example.com/nothing/here: the URL is not archived`,
     });

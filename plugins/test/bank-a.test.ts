@@ -508,6 +508,7 @@ describe('a worker without BANK_A_CODE', () => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       success: false,
+      debug_id: expect.any(String),
       page_id: 'b',
       error: "BANK_A_CODE is not set in the worker's environment",
       missing: ['BANK_A_CODE'],

@@ -23,6 +23,7 @@ test('hydrate-login without BANK_B_PWD names it and types nothing', async () => 
   expect(r.status).toBe(200);
   expect(r.body).toEqual({
     success: false,
+    debug_id: expect.any(String),
     error: "BANK_B_PWD is not set in the worker's environment",
     missing: ['BANK_B_PWD'],
     page_id: 'bbc',

@@ -149,6 +149,7 @@ test('a full URL of the site is opened as it is; another site is refused before 
   const gone = await search({ query: missing });
   expect(gone.body).toEqual({
     success: false,
+    debug_id: expect.any(String),
     page_id: 'n',
     error: `Expected the page at ${missing}, found HTTP 404: a page titled "Page not found" at ${missing}`,
   });
@@ -157,6 +158,7 @@ test('a full URL of the site is opened as it is; another site is refused before 
   const other = await search({ query: 'https://example.com/news/today' });
   expect(other.body).toEqual({
     success: false,
+    debug_id: expect.any(String),
     page_id: 'n',
     error: `Expected a URL of AP News (${site.url}), found https://example.com/news/today`,
   });
@@ -193,6 +195,7 @@ test('a home page without the search box: success false saying what was expected
   expect(r.status).toBe(200);
   expect(r.body).toEqual({
     success: false,
+    debug_id: expect.any(String),
     page_id: 'n',
     error:
       "Expected AP News's search box (button.SearchOverlay-search-button or " +
@@ -207,6 +210,7 @@ test('a results page without results or notice: success false naming the page fo
   const r = await search({ query: 'climate', direct_access_probability: 1 });
   expect(r.body).toEqual({
     success: false,
+    debug_id: expect.any(String),
     page_id: 'n',
     error:
       "Expected AP News's search results (.SearchResultsModule-results .PageList-items-item) " +
@@ -220,7 +224,12 @@ test('detect-bounding-box without a vision key: success false naming both variab
     body: { description: 'the Subscribe button' },
   });
   expect(r.status).toBe(200);
-  expect(r.body).toEqual({ success: false, page_id: 'n', error: expect.any(String) });
+  expect(r.body).toEqual({
+    success: false,
+    debug_id: expect.any(String),
+    page_id: 'n',
+    error: expect.any(String),
+  });
   expect(r.body.error).toMatch(/^Vision search failed: No vision API key/);
   expect(r.body.error).toContain('VISION_API_KEY_GRATIS');
   expect(r.body.error).toContain('VISION_API_KEY_PAGA');

@@ -126,6 +126,7 @@ describe('social/open-own-profile', () => {
     const r = await post('open-own-profile');
     expect(r).toEqual({
       success: false,
+      debug_id: expect.any(String),
       page_id: 's',
       error: expect.stringMatching(
         /^Expected a page with the site's left navigation, found state story_open at .*go to the feed first with social\/go-home$/,
@@ -199,6 +200,7 @@ describe('social/follow', () => {
     const own = await post('follow');
     expect(own).toEqual({
       success: false,
+      debug_id: expect.any(String),
       page_id: 's',
       error: `Expected the profile of another account, found your own profile @${OWN} at ${site.url}/${OWN}/: a persona cannot follow itself`,
     });
@@ -548,6 +550,7 @@ describe('the login wall', () => {
       const r = await post(name);
       expect(r).toEqual({
         success: false,
+        debug_id: expect.any(String),
         page_id: 's',
         error: expect.stringMatching(
           /^Expected a logged-in page of the site, found the login wall at .*log in through the live view$/,

@@ -112,6 +112,7 @@ describe('social/get-posts-feed', () => {
     });
     expect(await get('get-posts-feed', { shortcode: 'TRV2' })).toEqual({
       success: false,
+      debug_id: expect.any(String),
       page_id: 'p',
       error: 'shortcode_not_in_view',
     });
@@ -341,6 +342,7 @@ describe('videos the site streams from blob: addresses', () => {
     const r = await post('download-post-media');
     expect(r).toEqual({
       success: false,
+      debug_id: expect.any(String),
       page_id: 'p',
       error:
         'Expected a media file to download in the open post, found media 1: the site streams this video (blob: address), no file to download',
@@ -378,6 +380,7 @@ describe('wrong states and missing posts', () => {
     await navigate('/natgeo/');
     expect(await post('open-post', { shortcode: 'NOTHERE1' })).toEqual({
       success: false,
+      debug_id: expect.any(String),
       page_id: 'p',
       error: 'shortcode_not_in_view',
     });
@@ -392,6 +395,7 @@ describe('wrong states and missing posts', () => {
         200,
         {
           success: false,
+          debug_id: expect.any(String),
           page_id: 'p',
           error: expect.stringMatching(/^Expected state post_open, found state profile at /),
           state: 'profile',

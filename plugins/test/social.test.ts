@@ -198,6 +198,7 @@ describe('social/open-account', () => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       success: false,
+      debug_id: expect.any(String),
       page_id: 's',
       error: expect.stringMatching(
         /^Expected search results for @zzqqxx, found "No results found\." .*no account matches @zzqqxx$/,
@@ -268,7 +269,12 @@ describe('social/get-posts-profile and social/scroll-carousel', () => {
     const gone = await posts({ shortcode: 'NOPE123' });
     expect([gone.status, gone.body]).toEqual([
       200,
-      { success: false, page_id: 's', error: 'shortcode_not_in_view' },
+      {
+        success: false,
+        debug_id: expect.any(String),
+        page_id: 's',
+        error: 'shortcode_not_in_view',
+      },
     ]);
     const q = await posts({ shortcode: 'NOCAP1' });
     expect(q.body).toMatchObject({ count: 1, posts: [{ caption: null }] });
@@ -363,6 +369,7 @@ describe('the login wall', () => {
     const r = await openAccount({ handle: 'natgeo' });
     expect(r.body).toEqual({
       success: false,
+      debug_id: expect.any(String),
       page_id: 's',
       error: expect.stringMatching(
         /^Expected a logged-in page of the site, found the login wall at .*log in through the live view$/,

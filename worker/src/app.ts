@@ -30,6 +30,8 @@ import { visionRoutes } from './routes/vision';
 import { pluginsRoutes } from './routes/plugins';
 import { prometheusRoutes } from './routes/prometheus';
 import type { WorkerMetrics } from './http/metrics';
+import { bundleRoutes } from './routes/bundles';
+import type { BundleStore } from './plugins/bundle-store';
 import type { Discovery } from './plugins/discover';
 import type { Rng } from './human/types';
 import type { SecretValues } from '@persona-browser/service-kit';
@@ -64,6 +66,8 @@ export interface AppDeps extends SystemDeps {
     env: Readonly<Record<string, string | undefined>>;
     rngFor: (plugin: string) => Rng;
     secrets: SecretValues;
+    /** Failure bundles of plugin calls. */
+    bundles: BundleStore;
   };
 }
 
@@ -89,8 +93,10 @@ export function allRoutes(deps: AppDeps): Route[] {
           allowFileUrls: deps.allowFileUrls,
           secrets: deps.plugins.secrets,
           outcome: (plugin, result) => deps.metrics?.pluginOutcome(plugin, result),
+          bundles: deps.plugins.bundles,
         })
       : []),
+    ...(deps.plugins ? bundleRoutes(deps.plugins.bundles) : []),
   ];
 }
 

@@ -43,6 +43,10 @@ export interface Config {
   /** Media store: unclaimed files are dropped after this long, and may not exceed this size. */
   mediaTtlMs: number;
   mediaCapBytes: number;
+  /** Failure bundles of plugin calls (`dataDir/bundles/`): dropped past this age, and the
+   * oldest first past this size. */
+  bundleRetentionMs: number;
+  bundleCapBytes: number;
   vision: {
     baseUrl: string;
     model: string;
@@ -97,6 +101,8 @@ interface WorkerEnv {
   MCP_IDLE_SECONDS: number;
   MEDIA_TTL_SECONDS: number;
   MEDIA_CAP_MB: number;
+  BUNDLE_RETENTION_DAYS: number;
+  BUNDLE_CAP_MB: number;
   VISION_BASE_URL: string;
   VISION_MODEL: string;
   VISION_PRICE_INPUT_PER_MTOK: number;
@@ -150,6 +156,8 @@ const schema = Joi.object<WorkerEnv, true>({
   MCP_IDLE_SECONDS: Joi.number().min(1).max(86_400).default(600),
   MEDIA_TTL_SECONDS: Joi.number().positive().default(300),
   MEDIA_CAP_MB: Joi.number().positive().default(512),
+  BUNDLE_RETENTION_DAYS: Joi.number().positive().default(14),
+  BUNDLE_CAP_MB: Joi.number().min(0).default(200),
   VISION_BASE_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .default('https://generativelanguage.googleapis.com'),
@@ -218,6 +226,8 @@ export function loadConfig(
     mcp: { leaseTtlS: v.MCP_LEASE_SECONDS, idleMs: v.MCP_IDLE_SECONDS * 1000 },
     mediaTtlMs: v.MEDIA_TTL_SECONDS * 1000,
     mediaCapBytes: Math.round(v.MEDIA_CAP_MB * 1024 * 1024),
+    bundleRetentionMs: v.BUNDLE_RETENTION_DAYS * 86_400_000,
+    bundleCapBytes: Math.round(v.BUNDLE_CAP_MB * 1024 * 1024),
     vision: {
       baseUrl: v.VISION_BASE_URL.replace(/\/+$/, ''),
       model: v.VISION_MODEL,

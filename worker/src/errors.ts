@@ -3,6 +3,9 @@
  * Errors never log themselves; the middleware logs once.
  */
 export class ApiError extends Error {
+  /** The failure bundle a failed plugin call left (`debug_id` in the error body), if any. */
+  debugId: string | null = null;
+
   constructor(
     readonly status: number,
     message: string,

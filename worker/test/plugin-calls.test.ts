@@ -362,6 +362,8 @@ describe('failures', () => {
       // The error's details ride beside the envelope, which they never replace.
       state: 'unknown',
       hint: 'demo/visit opens the search form',
+      // The failure bundle it left (plugin-bundles.test.ts).
+      debug_id: expect.any(String),
     });
   });
 
@@ -373,6 +375,7 @@ describe('failures', () => {
       error: 'shortcode_not_in_view',
       page_id: 'a',
       shortcode: 'C0de',
+      debug_id: expect.any(String),
     });
   });
 
@@ -383,6 +386,7 @@ describe('failures', () => {
       success: false,
       error: 'Plugin demo/throws failed unexpectedly (TypeError); the worker log has the details',
       page_id: 'a',
+      debug_id: expect.any(String),
     });
     expect(w.logs.some((l) => l.includes('"plugin failed"') && l.includes('demo/throws'))).toBe(
       true,
@@ -405,6 +409,7 @@ describe('failures', () => {
       success: false,
       error: 'demo/slow stopped at its deadline of 2 s',
       page_id: 'a',
+      debug_id: expect.any(String),
     });
     // Bounded by its own timeout_s, far below the worker's call deadline of 120 s.
     expect(ms).toBeGreaterThanOrEqual(2000);

@@ -1775,6 +1775,63 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/bundles': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The failure bundles of failed plugin calls, newest first */
+    get: operations['get-bundles-bundles'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/bundles/{debug_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A failure bundle's meta.json: the plugin, page, URL, time, error, duration
+     * @description `missing` names the files that could not be written and why. Files: meta.json, screenshot.png, page.html, network.json, log.jsonl.
+     */
+    get: operations['get-bundles-bundle'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/bundles/{debug_id}/{file}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One file of a failure bundle, with its content type
+     * @description `file` is one of meta.json, screenshot.png, page.html, network.json, log.jsonl.
+     */
+    get: operations['get-bundles-bundle-file'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1784,6 +1841,8 @@ export interface components {
       success: false;
       error: string;
       page_id: string | null;
+      /** @description A failed plugin call: the failure bundle it left (GET /api/v1/bundles/{debug_id}) */
+      debug_id?: string;
     } & {
       [key: string]: unknown;
     };
@@ -9701,6 +9760,181 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Navigator not initialized, or server not configured */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  'get-bundles-bundles': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            page_id: string | null;
+            bundles: {
+              debug_id: string;
+              plugin: string;
+              page_id: string;
+              error: string;
+              time: string;
+              size: number;
+            }[];
+          };
+        };
+      };
+      /** @description Bad request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Missing or wrong bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuthError'];
+        };
+      };
+      /** @description Navigator not initialized, or server not configured */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  'get-bundles-bundle': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        debug_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            page_id: string | null;
+            bundle: {
+              debug_id: string;
+              plugin: string;
+              page_id: string;
+              url: string;
+              time: string;
+              duration_ms: number;
+              error: {
+                status: number | null;
+                message: string;
+              };
+              missing: Record<string, never>;
+            };
+          };
+        };
+      };
+      /** @description Bad request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Missing or wrong bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuthError'];
+        };
+      };
+      /** @description Navigator not initialized, or server not configured */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  'get-bundles-bundle-file': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        debug_id: string;
+        file: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description File bytes */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/octet-stream': string;
+        };
+      };
+      /** @description Bad request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Missing or wrong bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuthError'];
         };
       };
       /** @description Navigator not initialized, or server not configured */

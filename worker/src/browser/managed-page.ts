@@ -39,6 +39,12 @@ export interface RunOptions {
    * without a title read or probe of its own, one DevTools round trip and a probe fewer.
    */
   endsWithTitle?: boolean;
+  /**
+   * Runs after the work failed, still holding the page, before the failure is answered: what
+   * the page shows is then what the failed work left (a plugin's failure bundle). It bounds
+   * its own time; what it throws is dropped.
+   */
+  afterFailure?: (err: unknown) => Promise<void>;
 }
 
 /**
@@ -221,6 +227,7 @@ export class ManagedPage {
     } catch (err) {
       this.lastFailed = true;
       this.errorCount += 1;
+      if (opts.afterFailure) await opts.afterFailure(err).catch(() => undefined);
       throw err;
     } finally {
       call.end();

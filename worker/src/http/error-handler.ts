@@ -49,9 +49,14 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
         logger.error('request failed', { path: req.path, error: err.message });
       // A failure's details come first: they never replace the envelope's own fields.
       const details = err instanceof BrowserFailure ? err.details : {};
-      res
-        .status(err.status)
-        .json({ ...details, success: false, error: err.message, page_id: err.pageId ?? pageId });
+      const debug = err.debugId === null ? {} : { debug_id: err.debugId };
+      res.status(err.status).json({
+        ...details,
+        success: false,
+        error: err.message,
+        page_id: err.pageId ?? pageId,
+        ...debug,
+      });
       return;
     }
     const parser = bodyParserFields(err);

@@ -35,6 +35,11 @@ export interface HeldContext<B, Q> extends RouteContext<B, Q> {
   page: ManagedPage;
   /** The call's deadline and signal (the page is held meanwhile). */
   call: Call;
+  /**
+   * Work to run if the call fails, still holding the page before the failure is answered
+   * (see RunOptions.afterFailure); the last one registered runs.
+   */
+  onFailure: (work: (err: unknown) => Promise<void>) => void;
 }
 
 /** How a route holds its page: the page's lock, a deadline, and for gestures the hand's habits. */
@@ -222,10 +227,15 @@ export const heldRoute = <B = Body, Q = Body>(def: HeldRouteDef<B, Q>): Route =>
   serve: (at) => {
     const ctx = baseContext(def, at);
     const h = def.hold;
+    let failed: ((err: unknown) => Promise<void>) | null = null;
+    const afterFailure = async (err: unknown): Promise<void> => failed?.(err);
     return onPage(def.page, at, ({ page, leased, gate }) =>
-      page.run(def.name, { ...h, gate }, async (call) => {
+      page.run(def.name, { ...h, gate, afterFailure }, async (call) => {
         if (h.gesture || leased) await page.bringToFront(call);
-        const out = await def.handler({ ...ctx, page, call });
+        const onFailure = (work: (err: unknown) => Promise<void>): void => {
+          failed = work;
+        };
+        const out = await def.handler({ ...ctx, page, call, onFailure });
         if (h.gesture) await call.sleep(at.navigator.slowmoMs);
         return out;
       }),

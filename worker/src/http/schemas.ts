@@ -20,6 +20,9 @@ export const errorEnvelope = Joi.object({
   success: Joi.boolean().valid(false).required(),
   error: Joi.string().required(),
   page_id: Joi.string().allow(null).required(),
+  debug_id: Joi.string().description(
+    'A failed plugin call: the failure bundle it left (GET /api/v1/bundles/{debug_id})',
+  ),
 })
   .unknown(true)
   .label('ErrorResponse');

@@ -19,6 +19,8 @@ import { MediaCapExceeded } from '../media/store';
 import type { VisionClient } from '../vision/client';
 import { VisionError } from '../vision/client';
 import { viewportShot } from '../vision/viewport-shot';
+import type { BundleStore } from './bundle-store';
+import type { CallTrail } from './bundle';
 import type { LoadedPlugin } from './discover';
 import { PluginPageImpl } from './page';
 import { readQrCodes } from './qr';
@@ -37,6 +39,8 @@ export interface ContextDeps {
   allowFileUrls: boolean;
   /** What the log, the capture and error messages never show; plugins add what they conceal. */
   secrets: SecretValues;
+  /** Where failed calls leave their bundles; none: no bundles. */
+  bundles?: BundleStore;
 }
 
 /** How long `network.settled` waits for the capture's pending bodies by default, and how often it looks. */
@@ -52,14 +56,15 @@ export function pluginContext(
   mp: ManagedPage,
   call: Call,
   deps: ContextDeps,
+  trail?: CallTrail,
 ): PluginContext {
   const family = plugin.family?.file;
   const where = plugin.family ? `family.json of ${plugin.family.name}` : 'no family.json';
   const child = deps.logger.child({ plugin: plugin.name, page_id: mp.id });
   const log: PluginLogger = {
-    info: (m, f) => child.info(m, f),
-    warn: (m, f) => child.warn(m, f),
-    error: (m, f) => child.error(m, f),
+    info: (m, f) => (trail?.add('info', m, f), child.info(m, f)),
+    warn: (m, f) => (trail?.add('warn', m, f), child.warn(m, f)),
+    error: (m, f) => (trail?.add('error', m, f), child.error(m, f)),
   };
   const capture = (): ReturnType<CaptureRegistry['get']> => deps.captures.get(mp.id);
   const rng = deps.rngFor(plugin.name);

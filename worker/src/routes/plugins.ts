@@ -7,6 +7,7 @@ import type { PluginResult } from '../http/metrics';
 import type { Body, HeldContext, HeldRouteDef, Route } from '../http/route';
 import { heldRoute, route } from '../http/route';
 import { envelope } from '../http/schemas';
+import { CallTrail, takeBundle } from '../plugins/bundle';
 import type { ContextDeps } from '../plugins/context';
 import { pluginContext } from '../plugins/context';
 import type { Discovery, LoadedPlugin } from '../plugins/discover';
@@ -77,6 +78,7 @@ async function execute(
   pageId: string,
   signal: AbortSignal,
   deps: ContextDeps,
+  trail: CallTrail,
 ): Promise<Body> {
   // What a site showed or a plugin said may hold a secret: an error never carries one out.
   const clean = (text: string): string => deps.secrets.redact(text);
@@ -95,10 +97,12 @@ async function execute(
     }
     if (signal.aborted) throw err;
     deps.logger.error('plugin failed', { plugin: p.name, page_id: pageId, err });
+    trail.add('error', 'plugin failed', { err: String(err) });
     throw new PluginFailed(p.name, err, pageId);
   }
   if (!isRecord(out) || Array.isArray(out)) {
     deps.logger.error('plugin answered no object', { plugin: p.name, answer: typeof out });
+    trail.add('error', 'plugin answered no object', { answer: typeof out });
     throw new PluginFailed(p.name, new TypeError('no result object'), pageId);
   }
   // `success` and `page_id` are the host's to send.
@@ -145,15 +149,29 @@ function pluginRoutes(p: LoadedPlugin, deps: PluginRouteDeps): Route[] {
   const handler = async (ctx: HeldContext<Body, Body>): Promise<Body> => {
     const why = p.module.validate?.(ctx.body) ?? null;
     if (why) throw new BadRequest(why, ctx.page.id);
-    const context = pluginContext(p, ctx.page, ctx.call, deps);
+    // Past validation the call touches the page: from here a failure leaves a bundle.
+    const trail = new CallTrail();
+    const bundles = deps.bundles;
+    if (bundles) {
+      const startedAt = Date.now();
+      ctx.onFailure(async (err) => {
+        // A placeholder (501) is a route not built yet: there is nothing to debug.
+        if (err instanceof ApiError && err.status === 501) return;
+        try {
+          const id = await takeBundle(
+            { store: bundles, captures: deps.captures, secrets: deps.secrets },
+            { plugin: p.name, page: ctx.page, startedAt, err, trail },
+          );
+          if (err instanceof ApiError) err.debugId = id;
+        } catch (e) {
+          deps.logger.error('failure bundle not written', { plugin: p.name, err: e });
+        }
+      });
+    }
+    const context = pluginContext(p, ctx.page, ctx.call, deps, trail);
+    const run = (): Promise<unknown> => p.module.run(context, ctx.body);
     try {
-      const out = await execute(
-        p,
-        () => p.module.run(context, ctx.body),
-        ctx.page.id,
-        ctx.call.signal,
-        deps,
-      );
+      const out = await execute(p, run, ctx.page.id, ctx.call.signal, deps, trail);
       deps.outcome?.(p.name, 'ok');
       return out;
     } catch (err) {

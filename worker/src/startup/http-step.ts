@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import path from 'node:path';
 import type { CommitInfo } from '@persona-browser/contracts';
 import { readCommit } from '@persona-browser/contracts';
 import { listen, stopServer } from '@persona-browser/service-kit';
@@ -15,6 +16,7 @@ import type { VncTarget } from '../live';
 import { RequestLog } from '../log/request-log';
 import type { MediaStore } from '../media/store';
 import { workerVersion } from '../paths';
+import { BundleStore } from '../plugins/bundle-store';
 import { pluginRandom } from '../plugins/random';
 import { ProxyErrors } from '../system-info';
 import { sleep } from '../util';
@@ -109,6 +111,11 @@ export const httpStep: StartupStep<Served, Listening> = {
         env: config.env,
         rngFor: pluginRandom(config.pluginSeed),
         secrets,
+        bundles: new BundleStore({
+          dir: path.join(config.dataDir, 'bundles'),
+          capBytes: config.bundleCapBytes,
+          maxAgeMs: config.bundleRetentionMs,
+        }),
       },
       shutdown: () => ready.exit('kill endpoint'),
     });

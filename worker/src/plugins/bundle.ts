@@ -1,0 +1,128 @@
+import type { SecretValues } from '@persona-browser/service-kit';
+import { errorMessage, redact } from '@persona-browser/service-kit';
+import { Call } from '../browser/call';
+import type { ManagedPage } from '../browser/managed-page';
+import { capturePng } from '../browser/page-actions';
+import { readPageHtml } from '../browser/page-html';
+import type { CaptureRegistry } from '../capture/registry';
+import { ApiError, Timeout } from '../errors';
+import type { BundleFile, BundleMeta, BundleStore } from './bundle-store';
+
+/** How long reading the page (screenshot and HTML, side by side) may take: it may be hung. */
+export const BUNDLE_READ_MS = 2_500;
+/** The newest captured lines a bundle keeps, of each list. */
+export const BUNDLE_NETWORK_LINES = 100;
+
+/** One line the call logged, as its log.jsonl keeps it. */
+interface TrailLine {
+  time: string;
+  level: 'info' | 'warn' | 'error';
+  message: string;
+  [field: string]: unknown;
+}
+
+/** The log lines of one plugin call (its own and the host's), kept for its failure bundle. */
+export class CallTrail {
+  readonly lines: TrailLine[] = [];
+  /** Lines past this many are counted, not kept: a plugin logging in a loop. */
+  private static readonly MAX = 1_000;
+  dropped = 0;
+
+  add(level: TrailLine['level'], message: string, fields: object = {}): void {
+    if (this.lines.length >= CallTrail.MAX) {
+      this.dropped += 1;
+      return;
+    }
+    this.lines.push({ ...fields, time: new Date().toISOString(), level, message });
+  }
+}
+
+export interface FailedCall {
+  plugin: string;
+  page: ManagedPage;
+  /** Epoch ms when the call started. */
+  startedAt: number;
+  err: unknown;
+  trail: CallTrail;
+}
+
+export interface BundleDeps {
+  store: BundleStore;
+  captures: CaptureRegistry;
+  secrets: SecretValues;
+}
+
+const failed = (what: PromiseSettledResult<unknown>): string =>
+  what.status === 'rejected' ? errorMessage(what.reason) : '';
+
+/** Does `text` hold a secret (any of its forms)? */
+const holdsSecret = (secrets: SecretValues, text: string): boolean => secrets.redact(text) !== text;
+
+/**
+ * Writes what a failed plugin call left: a screenshot, the page's HTML (read in our isolated
+ * world), the newest network lines, the call's log lines and what the call was. Every text
+ * goes through the secret redaction the log and the capture use. Bounded in time: a page that
+ * does not answer within BUNDLE_READ_MS leaves its files out, and meta.json says why.
+ */
+export async function takeBundle(deps: BundleDeps, f: FailedCall): Promise<string> {
+  const { secrets } = deps;
+  const { id, time } = deps.store.nextId();
+  const mp = f.page;
+  const clean = (t: string): string => secrets.redact(t);
+  const missing: Record<string, string> = {};
+
+  const call = new Call(BUNDLE_READ_MS, () => new Timeout('Reading the page took too long'));
+  const [shot, html] = await Promise.allSettled([
+    capturePng(mp, call, false),
+    readPageHtml(mp, call),
+  ]);
+  call.end();
+
+  const files: Partial<Record<BundleFile, string | Buffer>> = {};
+  let pageText: string | null = null;
+  if (html.status === 'fulfilled') {
+    const parsed = html.value.content.parse();
+    pageText = typeof parsed === 'string' ? parsed : '';
+    files['page.html'] = clean(pageText);
+  } else missing['page.html'] = clean(failed(html));
+  if (shot.status === 'rejected') missing['screenshot.png'] = clean(failed(shot));
+  else if (pageText === null)
+    // Pixels cannot be redacted: without the HTML nobody can tell the page shows no secret.
+    missing['screenshot.png'] = 'withheld: the page HTML could not be checked for secrets';
+  else if (holdsSecret(secrets, pageText))
+    missing['screenshot.png'] = 'withheld: the page holds a secret value';
+  else files['screenshot.png'] = Buffer.from(shot.value, 'base64');
+
+  const capture = deps.captures.get(mp.id);
+  if (capture) {
+    const lines = await capture.query({ since: 0, includeBody: false });
+    const network = {
+      http: lines.http.slice(-BUNDLE_NETWORK_LINES),
+      websocket: lines.websocket.slice(-BUNDLE_NETWORK_LINES),
+    };
+    files['network.json'] = clean(JSON.stringify(secrets.redactAll(network), null, 2));
+  } else missing['network.json'] = 'the page has no network capture';
+
+  // The logger's own redaction: secret values, secret-looking fields and URL parameters.
+  const logLines = f.trail.lines.map((l) => JSON.stringify(redact(l, secrets.list())));
+  if (f.trail.dropped > 0) logLines.push(JSON.stringify({ dropped_lines: f.trail.dropped }));
+  files['log.jsonl'] = clean(logLines.join('\n') + '\n');
+
+  const err = f.err;
+  const meta: BundleMeta = {
+    debug_id: id,
+    plugin: f.plugin,
+    page_id: mp.id,
+    url: clean(mp.url),
+    time: time.toISOString(),
+    duration_ms: time.getTime() - f.startedAt,
+    error: {
+      status: err instanceof ApiError ? err.status : null,
+      message: clean(errorMessage(err)),
+    },
+    missing,
+  };
+  files['meta.json'] = clean(JSON.stringify(meta, null, 2));
+  await deps.store.write(id, files);
+  return id;
+}
