@@ -14,6 +14,7 @@ import { PersonaPlacement } from './persona-placement';
 import { WorkerPings } from './persona-pings';
 import type { PersonaEvent } from './persona-lifecycle';
 import type { PersonaSpec } from './personas';
+import { personaWorkerEnv } from './personas';
 import { isReady, waitReady } from './worker-client';
 
 /** A start that did not succeed; `fatal` ones (a port conflict) are never retried. */
@@ -198,7 +199,7 @@ export class Persona {
       handle = await this.opts.driver.start({
         name: this.name,
         personaDir: this.spec.dir,
-        env: this.opts.workerEnv,
+        env: personaWorkerEnv(this.spec.dir, this.opts.workerEnv),
         memoryLimitMb: this.spec.memoryLimitMb,
         cpus: this.spec.cpus,
         node: this.spec.node ?? null,

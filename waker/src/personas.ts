@@ -153,6 +153,30 @@ export function recordNode(dir: string, node: string): void {
   fs.renameSync(tmp, file);
 }
 
+/** Variables the waker gives every worker and a persona.env cannot replace. */
+const FLEET_OWNED = new Set(['SERVICE_KEY', 'COMMIT_INFO']);
+
+/**
+ * The environment a persona's worker starts with: the fleet's (its .env and the waker's), then
+ * the persona's own persona.env on top, read at each start so that an edit takes effect at the
+ * next wake. A worker lets its process environment win over the files it reads, so a fleet
+ * default handed down as a variable would otherwise beat the persona's own setting.
+ */
+export function personaWorkerEnv(
+  dir: string,
+  fleetEnv: Readonly<Record<string, string>>,
+): Record<string, string> {
+  let own: Record<string, string> = {};
+  try {
+    own = parseEnvFile(fs.readFileSync(path.join(dir, 'persona.env'), 'utf8'));
+  } catch {
+    /* read by the waker a moment ago; a file removed meanwhile leaves the fleet's values */
+  }
+  const env = { ...fleetEnv };
+  for (const [k, v] of Object.entries(own)) if (!FLEET_OWNED.has(k)) env[k] = v;
+  return env;
+}
+
 export const isProblem = (p: PersonaSpec | PersonaProblem): p is PersonaProblem => 'variable' in p;
 
 /** Every sub-folder of `personasDir` (hidden ones aside), sorted by name. */

@@ -44,7 +44,8 @@ beforeAll(async () => {
   blocker = net.createServer();
   await new Promise<void>((r) => blocker.listen(ports.busy, r));
   const { root, personasDir } = makePersonas({
-    alice: `PORT=${ports.alice}\nMODE=always-on\nNEWS_BASE_URL=${site.url}\n`,
+    // alice's own BROWSER_SLOWMO beats the fleet's (the waker's environment, below).
+    alice: `PORT=${ports.alice}\nMODE=always-on\nNEWS_BASE_URL=${site.url}\nBROWSER_SLOWMO=120\n`,
     bob: `PORT=${ports.bob}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
     busy: `PORT=${ports.busy}\nMODE=always-on\n`,
     dup: `PORT=${ports.alice}\nMODE=sleepy\nIDLE_TIMEOUT=5\n`,
@@ -61,6 +62,8 @@ beforeAll(async () => {
     REPO_ROOT: ROOT,
     METRICS_INTERVAL: '1',
     METRICS_WINDOW: '20',
+    // The fleet's default of a worker setting: what a persona without its own gets.
+    BROWSER_SLOWMO: '150',
   });
   void root;
 });
@@ -112,6 +115,7 @@ describe('waker with the process driver', () => {
     });
     expect(status.status).toBe(200);
     expect(status.body.initialized).toBe(true);
+    expect(status.body.slowmo).toBe(120);
     const ping = await call(`http://127.0.0.1:${ports.alice}/api/v1/system/ping`, { key: null });
     expect(ping.body).toMatchObject({ status: 'alive', persona: 'alice' });
     expect(ping.body.commit.hash).toBe(head);
@@ -256,6 +260,7 @@ describe('waker with the process driver', () => {
     const first = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
     expect(first.status).toBe(200);
     expect(first.body.initialized).toBe(true);
+    expect(first.body.slowmo).toBe(150);
     const bob = await waker.persona('bob');
     expect(bob.state).toBe('running');
     expect(bob.last_request).not.toBeNull();

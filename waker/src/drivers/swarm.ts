@@ -1,8 +1,7 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import Docker from 'dockerode';
 import type { Logger } from '@persona-browser/service-kit';
-import { errorMessage, parseEnvFile } from '@persona-browser/service-kit';
+import { errorMessage } from '@persona-browser/service-kit';
 import { OverlayGateway, TunnelAgent } from './overlay-tunnel';
 import {
   ensureOverlay,
@@ -239,15 +238,9 @@ export class SwarmDriver implements RuntimeDriver {
     return new TunnelAgent(() => this.gateway.current(), this.gateway.token, { keepAlive: true });
   }
 
-  /** The worker's environment: the waker's, the persona's definition, then the driver's. */
+  /** The worker's environment: the persona's (the fleet's and its persona.env), then the driver's. */
   private workerEnv(spec: InstanceSpec): Record<string, string> {
-    let definition: Record<string, string> = {};
-    try {
-      definition = parseEnvFile(fs.readFileSync(path.join(spec.personaDir, 'persona.env'), 'utf8'));
-    } catch {
-      /* read by the waker a moment ago; a file removed meanwhile leaves the defaults */
-    }
-    return { ...spec.env, ...definition, ...containerEnv(spec.name, this.wakerUrl) };
+    return { ...spec.env, ...containerEnv(spec.name, this.wakerUrl) };
   }
 
   /** Creates the persona's folder on its node (a bind mount's source must exist). */
