@@ -10,6 +10,8 @@ export interface NavigatorStatus {
   page_pool_active: boolean;
   max_pages: number;
   slowmo: number;
+  /** What the persona's settings give away to pages (a UTC clock...), one line each. */
+  warnings: string[];
   page_count: number | null;
   available_pages: number | null;
 }
@@ -48,6 +50,10 @@ export const navigatorStatusSchema = Joi.object<NavigatorStatus, true>({
   page_pool_active: bool,
   max_pages: int.required(),
   slowmo: int.required().description('ms of artificial delay after actions'),
+  warnings: Joi.array()
+    .items(Joi.string())
+    .required()
+    .description("what the persona's settings give away to pages (a UTC clock...), one line each"),
   page_count: int.allow(null).required(),
   available_pages: int.allow(null).required(),
 }).label('NavigatorStatus');

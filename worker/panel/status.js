@@ -26,7 +26,11 @@ function fmtSeconds(s) {
 function renderNav(r) {
   const summary = byId('nav-summary');
   const details = byId('nav-details');
+  const warnings = byId('nav-warnings');
   details.replaceChildren();
+  const lines = r.ok && Array.isArray(r.body.warnings) ? r.body.warnings : [];
+  warnings.replaceChildren(...lines.map((line) => el('li', null, line)));
+  warnings.hidden = lines.length === 0;
   if (!r.ok) {
     state.initialized = null;
     summary.className = 'summary bad';

@@ -327,6 +327,11 @@ describe('a persona at home with its own time zone and locale', () => {
   test('no proxy: proxy_errors stays null', async () => {
     expect(await proxyErrors(w)).toBeNull();
   });
+
+  test('with its own time zone it is warned of nothing (a UTC host warns: panel.test.ts)', async () => {
+    const status = await w.call<{ warnings: string[] }>('GET', '/api/v1/system/status');
+    expect(status.body.warnings).toEqual([]);
+  });
 });
 
 describe('a broken identity file', () => {

@@ -40,7 +40,10 @@ const shotEnded = (r: HTTPRequest): void => {
 };
 
 beforeAll(async () => {
-  [w, fx] = await Promise.all([startWorker({ persona: 'panelist' }), startFixture()]);
+  [w, fx] = await Promise.all([
+    startWorker({ persona: 'panelist', env: { TZ: 'Etc/UTC' } }),
+    startFixture(),
+  ]);
   await w.waitInitialized();
   client = await launchClientBrowser();
   browser = client.browser;
@@ -228,6 +231,11 @@ test('loads from the worker alone, shows the running browser and links to the AP
     { timeout: WAIT_MS },
   );
   expect(await visible('#pool-empty')).toBe(true);
+  // A persona on a UTC server with no BROWSER_TIMEZONE of its own: the panel says so.
+  expect(await visible('#nav-warnings')).toBe(true);
+  const warning = await page.$eval('#nav-warnings', (e) => (e as HTMLElement).innerText);
+  expect(warning).toContain('time zone UTC');
+  expect(warning).toContain('Set BROWSER_TIMEZONE');
   // No key yet: the panel asks for it and the controls that need it are off.
   expect(await visible('#key-form')).toBe(true);
   expect(await visible('#key-saved')).toBe(false);

@@ -1935,6 +1935,8 @@ export interface operations {
             max_pages: number;
             /** @description ms of artificial delay after actions */
             slowmo: number;
+            /** @description what the persona's settings give away to pages (a UTC clock...), one line each */
+            warnings: string[];
             page_count: number | null;
             available_pages: number | null;
           };

@@ -17,6 +17,8 @@ import type { PageTiming } from './timing';
 import { DEFAULT_TIMING } from './timing';
 
 export interface NavigatorOptions {
+  /** What the persona gives away by its settings (a UTC clock...): the status lists them. */
+  warnings?: readonly string[];
   executablePath: string;
   profileDir: string;
   display: string | null;
@@ -165,6 +167,7 @@ export class Navigator {
       page_pool_active: pool !== null,
       max_pages: MAX_PAGES,
       slowmo: this.opts.slowmoMs,
+      warnings: [...(this.opts.warnings ?? [])],
       page_count: pool ? pool.size : stopped ? 0 : null,
       available_pages: pool ? available : stopped ? 0 : null,
     };

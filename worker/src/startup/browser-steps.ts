@@ -1,6 +1,7 @@
 import { CaptureRegistry } from '../capture/registry';
 import { Navigator } from '../browser/navigator';
 import { identityLaunch, presenceLaunch } from '../identity/apply';
+import { hostTimeZone, presenceWarnings } from '../identity/presence-check';
 import { applyIdentityToPage, applyLocaleToPage, pageOverrides } from '../identity/page';
 import type { ProxyRelay } from '../identity/relay';
 import { MediaStore } from '../media/store';
@@ -51,6 +52,12 @@ export const browserStep: StartupStep<
         ? identityLaunch(identity, relay.port)
         : presenceLaunch({ timezone: config.browserTimezone, locale: config.browserLocale });
     const pageLocale = identity ? null : config.browserLocale;
+    const warnings = presenceWarnings({
+      hasIdentity: identity !== null,
+      browserTimezone: config.browserTimezone,
+      hostZone: hostTimeZone(),
+    });
+    for (const warning of warnings) logger.warn(warning);
     const navigator = new Navigator({
       redact: (text) => secrets.redact(text),
       executablePath,
@@ -62,6 +69,7 @@ export const browserStep: StartupStep<
       extraEnv: launch.env,
       platform: config.browserPlatform,
       slowmoMs: config.slowmoMs,
+      warnings,
       timing: config.timing,
       logger,
       guestPageSetup: pageOverrides(identity, pageLocale),
