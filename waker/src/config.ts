@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
 import { ConfigError, layeredEnv, validateEnv } from '@persona-browser/service-kit';
+import type { MemorySettings } from './memory-budget';
+import { MEMORY_SCHEMA, memorySettings } from './memory-config';
 import {
   DEFAULT_GEOIP_BASE_URL,
   DEFAULT_PROXY_SERVER,
@@ -60,6 +62,8 @@ export interface WakerConfig {
   identity: IdentitySettings;
   /** WAKER_DRIVER=swarm: the overlay the workers are on, and their folders on each node. */
   swarm: { network: string; dataDir: string };
+  /** The memory budget of the personas (memory-config.ts). */
+  memory: MemorySettings;
 }
 
 export const DOCKER_SOCKET = '/var/run/docker.sock';
@@ -88,6 +92,10 @@ interface WakerEnv {
   GEOIP_TOKEN?: string;
   SWARM_NETWORK: string;
   SWARM_DATA_DIR: string;
+  FLEET_MEMORY_LIMIT_MB?: number;
+  FLEET_MAX_AWAKE?: number;
+  FLEET_MEMORY_DEFAULT_MB: number;
+  HOST_MEMORY_MIN_AVAILABLE_MB: number;
 }
 
 const schema = Joi.object<WakerEnv, true>({
@@ -155,6 +163,7 @@ const schema = Joi.object<WakerEnv, true>({
     .messages({
       'string.pattern.base': '"SWARM_DATA_DIR" must be an absolute path (on every node)',
     }),
+  ...MEMORY_SCHEMA,
 }).unknown(true);
 
 /**
@@ -204,5 +213,6 @@ export function loadWakerConfig(
       geoipToken: v.GEOIP_TOKEN ?? null,
     },
     swarm: { network: v.SWARM_NETWORK, dataDir: v.SWARM_DATA_DIR },
+    memory: memorySettings(v),
   };
 }

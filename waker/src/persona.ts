@@ -180,6 +180,17 @@ export class Persona {
     }
     if (this.worker && this.state === 'running') return;
     this.apply('wake');
+    // Waking already, so a wake planned beside this one counts this one's memory.
+    if (this.opts.admit) {
+      try {
+        await this.opts.admit(this.name);
+      } catch (err) {
+        const message = errorMessage(err);
+        // It sleeps again, and its error says why (the panel shows it).
+        this.apply('sleep', message);
+        throw err instanceof WakeError ? err : new WakeError(message);
+      }
+    }
     counters?.woke(this.name);
     this.exitDuringStart = null;
     // Connections kept alive to an earlier instance lead nowhere now.
@@ -247,6 +258,21 @@ export class Persona {
       const wasRunning = this.worker !== null;
       await this.doStop();
       if (wasRunning) this.opts.counters?.slept(this.name);
+    });
+  }
+
+  /**
+   * Put to sleep to free memory for another persona's wake: only while it is still idle and
+   * running (or paused); false when a request or a live view came in since it was picked.
+   */
+  sleepForMemory(): Promise<boolean> {
+    return this.serial(async () => {
+      const worker = this.worker;
+      if (!worker || this.activity.busy()) return false;
+      if (this.state !== 'running' && !worker.paused) return false;
+      await this.doStop();
+      this.opts.counters?.slept(this.name);
+      return true;
     });
   }
 

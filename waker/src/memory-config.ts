@@ -1,0 +1,29 @@
+import Joi from 'joi';
+import type { MemorySettings } from './memory-budget';
+
+/** The budget's variables (in the waker's schema), converted and defaulted. */
+export interface MemoryEnv {
+  FLEET_MEMORY_LIMIT_MB?: number;
+  FLEET_MAX_AWAKE?: number;
+  FLEET_MEMORY_DEFAULT_MB: number;
+  HOST_MEMORY_MIN_AVAILABLE_MB: number;
+}
+
+/**
+ * FLEET_MEMORY_LIMIT_MB absent: 80 % of each node's memory. FLEET_MEMORY_DEFAULT_MB: a
+ * persona's estimate before any was measured (a worker with its Chromium and one page).
+ * HOST_MEMORY_MIN_AVAILABLE_MB: the MemAvailable a wake must leave on this host (0: no check).
+ */
+export const MEMORY_SCHEMA = {
+  FLEET_MEMORY_LIMIT_MB: Joi.number().integer().min(64).allow('').empty(''),
+  FLEET_MAX_AWAKE: Joi.number().integer().min(1).allow('').empty(''),
+  FLEET_MEMORY_DEFAULT_MB: Joi.number().integer().min(1).allow('').empty('').default(500),
+  HOST_MEMORY_MIN_AVAILABLE_MB: Joi.number().integer().min(0).allow('').empty('').default(256),
+};
+
+export const memorySettings = (v: MemoryEnv): MemorySettings => ({
+  limitMb: v.FLEET_MEMORY_LIMIT_MB ?? null,
+  maxAwake: v.FLEET_MAX_AWAKE ?? null,
+  defaultMb: v.FLEET_MEMORY_DEFAULT_MB,
+  minAvailableMb: v.HOST_MEMORY_MIN_AVAILABLE_MB,
+});
