@@ -72,6 +72,8 @@ const MAX_ROUNDS = 3;
 export class MemoryBudget {
   /** The last memory measured of each persona (MB), kept after it sleeps. */
   private readonly measured = new Map<string, number>();
+  /** The personas measured in the previous sample: their run goes on. */
+  private inRun = new Set<string>();
   private chain: Promise<unknown> = Promise.resolve();
   private readonly hostMemory: () => Promise<{ totalMb: number; availableMb: number }>;
   private hostTotalMb: number | null = null;
@@ -80,11 +82,20 @@ export class MemoryBudget {
     this.hostMemory = deps.hostMemory ?? readHost;
   }
 
-  /** A metrics sample: each persona measured in it is remembered. */
+  /**
+   * A metrics sample: each persona measured in it is remembered, at the peak of its current
+   * awake run (a browser grows from its start as pages load; its peak is what it takes again).
+   */
   observe(sample: MetricsSample): void {
     this.hostTotalMb = sample.system.mem_total_mb;
-    for (const [name, s] of Object.entries(sample.instances))
-      if (s) this.measured.set(name, s.rss_mb);
+    const running = new Set<string>();
+    for (const [name, s] of Object.entries(sample.instances)) {
+      if (!s) continue;
+      running.add(name);
+      const before = this.inRun.has(name) ? (this.measured.get(name) ?? 0) : 0;
+      this.measured.set(name, Math.max(before, s.rss_mb));
+    }
+    this.inRun = running;
   }
 
   /** The budget of a node (null: this host) in MB. */
@@ -95,7 +106,7 @@ export class MemoryBudget {
     return total === null ? Infinity : Math.floor(total * DEFAULT_SHARE);
   }
 
-  /** Per node ('' for this host): the budget and the memory its awake personas hold. */
+  /** Per node ('' for this host): the budget and the memory its awake personas hold (peaks). */
   usage(): Array<{ node: string; limitMb: number; usedMb: number }> {
     const byNode = new Map<string, number>();
     for (const p of this.deps.personas()) {

@@ -17,7 +17,7 @@ export interface PlanPersona {
   busy: string | null;
   /** When its last request or socket ended (ms since the epoch): the least recent sleeps first. */
   lastActiveMs: number;
-  /** Its last measured memory (MB), else null (never measured). */
+  /** Its last measured memory (MB): the peak of its last awake run; null when never measured. */
   measuredMb: number | null;
   /** The cluster node that holds it, else null (one server). */
   node: string | null;
@@ -66,9 +66,9 @@ const median = (values: number[]): number | null => {
 };
 
 /**
- * A persona's memory before it wakes. Its own last measure first: a persona's profile (its
- * tabs, its sites, its caches) is what makes its Chromium big or small, so its own history is
- * the best guess. Else the median of the fleet's measured personas: they run the same worker
+ * A persona's memory before it wakes. Its own last measure first (the peak of its last awake
+ * run): a persona's profile (its tabs, its sites, its caches) is what makes its Chromium big or
+ * small, so its own history is the best guess. Else the median of the fleet's measured personas: they run the same worker
  * and browser, and the median is not pulled by one persona with a heavy page. Else, on a fleet
  * that measured nothing yet (the first wake after start), the FLEET_MEMORY_DEFAULT_MB setting.
  */

@@ -142,8 +142,9 @@ describe('FLEET_MEMORY_LIMIT_MB of about one persona and a half', () => {
     const w = waker as RunningWaker;
     expect((await ping('a')).status).toBe(200);
     await openLiveView('a');
-    await measured(w, 'a');
+    await settledMb(w, 'a');
     const refused = await ping('b');
+    process.stdout.write(`refused: ${refused.body.error}\n`);
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('10');
     expect(refused.body.success).toBe(false);

@@ -1,0 +1,46 @@
+import type { MetricsSample } from '@persona-browser/contracts';
+import { createLogger } from '@persona-browser/service-kit';
+import { Activity } from '../src/activity';
+import type { BudgetPersona } from '../src/memory-budget';
+import { MemoryBudget } from '../src/memory-budget';
+
+const running = (name: string): BudgetPersona => ({
+  name,
+  spec: { mode: 'sleepy' },
+  state: 'running',
+  node: null,
+  activity: new Activity(),
+  isPaused: () => false,
+  sleepForMemory: async () => true,
+});
+
+const sample = (instances: Record<string, number | null>): MetricsSample => ({
+  ts: 0,
+  system: { cpu_pct: 0, mem_total_mb: 10_000, mem_used_mb: 0, load1: 0, load5: 0, temp_c: null },
+  instances: Object.fromEntries(
+    Object.entries(instances).map(([n, mb]) => [
+      n,
+      mb === null ? null : { pid: 1, procs: 1, cpu_pct: 0, rss_mb: mb },
+    ]),
+  ),
+});
+
+describe('memory budget bookkeeping', () => {
+  test("a persona's memory is the peak of its current awake run; a new run starts afresh", () => {
+    const budget = new MemoryBudget({
+      settings: { limitMb: null, maxAwake: null, defaultMb: 500, minAvailableMb: 0 },
+      personas: () => [running('a')],
+      logger: createLogger({ secrets: [], level: 'error' }),
+    });
+    // Before any sample the budget is unknown (no gauge), not 0.
+    expect(budget.usage()).toEqual([{ node: '', limitMb: Infinity, usedMb: 0 }]);
+    budget.observe(sample({ a: 300 }));
+    budget.observe(sample({ a: 450 }));
+    budget.observe(sample({ a: 400 }));
+    // The default budget is 80 % of the host's memory.
+    expect(budget.usage()).toEqual([{ node: '', limitMb: 8000, usedMb: 450 }]);
+    budget.observe(sample({ a: null }));
+    budget.observe(sample({ a: 200 }));
+    expect(budget.usage()).toEqual([{ node: '', limitMb: 8000, usedMb: 200 }]);
+  });
+});
