@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
 import { ConfigError, layeredEnv, validateEnv } from '@persona-browser/service-kit';
-import type { MemorySettings } from './memory-budget';
+import type { MemoryEnv, MemorySettings } from './memory-config';
 import { MEMORY_SCHEMA, memorySettings } from './memory-config';
 import {
   DEFAULT_GEOIP_BASE_URL,
@@ -72,7 +72,7 @@ export const DOCKER_SOCKET = '/var/run/docker.sock';
 const WAKER_ONLY = new Set(['PROXY_USERNAME', 'PROXY_PASSWORD', 'GEOIP_TOKEN']);
 
 /** The waker's variables as its schema gives them: converted, defaulted, typed. */
-interface WakerEnv {
+interface WakerEnv extends MemoryEnv {
   WAKER_PORT: number;
   PERSONAS_DIR: string;
   SERVICE_KEY?: string;
@@ -92,10 +92,6 @@ interface WakerEnv {
   GEOIP_TOKEN?: string;
   SWARM_NETWORK: string;
   SWARM_DATA_DIR: string;
-  FLEET_MEMORY_LIMIT_MB?: number;
-  FLEET_MAX_AWAKE?: number;
-  FLEET_MEMORY_DEFAULT_MB: number;
-  HOST_MEMORY_MIN_AVAILABLE_MB: number;
 }
 
 const schema = Joi.object<WakerEnv, true>({

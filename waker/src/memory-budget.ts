@@ -2,22 +2,13 @@ import type { MetricsSample, PersonaState } from '@persona-browser/contracts';
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage } from '@persona-browser/service-kit';
 import type { Activity } from './activity';
+import type { MemorySettings } from './memory-config';
 import type { PlanPersona } from './memory-plan';
 import { planWake } from './memory-plan';
 import { readMem } from './metrics/host';
 import { WakeError } from './persona';
 
-/** The budget's settings, as the config loader gives them. */
-export interface MemorySettings {
-  /** FLEET_MEMORY_LIMIT_MB, or null: `DEFAULT_SHARE` of each node's (or the host's) memory. */
-  limitMb: number | null;
-  /** FLEET_MAX_AWAKE, or null for no maximum. */
-  maxAwake: number | null;
-  /** FLEET_MEMORY_DEFAULT_MB: a persona's estimate before any persona was measured. */
-  defaultMb: number;
-  /** HOST_MEMORY_MIN_AVAILABLE_MB: 0 turns the host check off. */
-  minAvailableMb: number;
-}
+export type { MemorySettings } from './memory-config';
 
 /** The budget's default: this share of a node's memory (the rest for the OS, the waker, Docker). */
 export const DEFAULT_SHARE = 0.8;

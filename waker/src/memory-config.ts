@@ -1,5 +1,16 @@
 import Joi from 'joi';
-import type { MemorySettings } from './memory-budget';
+
+/** The budget's settings, as the config loader gives them. */
+export interface MemorySettings {
+  /** FLEET_MEMORY_LIMIT_MB, or null: 80 % of each node's (or the host's) memory. */
+  limitMb: number | null;
+  /** FLEET_MAX_AWAKE, or null for no maximum. */
+  maxAwake: number | null;
+  /** FLEET_MEMORY_DEFAULT_MB: a persona's estimate before any persona was measured. */
+  defaultMb: number;
+  /** HOST_MEMORY_MIN_AVAILABLE_MB: 0 turns the host check off. */
+  minAvailableMb: number;
+}
 
 /** The budget's variables (in the waker's schema), converted and defaulted. */
 export interface MemoryEnv {
