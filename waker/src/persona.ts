@@ -49,6 +49,8 @@ export class Persona {
   /** The waker is shutting down: nothing starts any more. */
   private closed = false;
   private queue: Promise<unknown> = Promise.resolve();
+  /** State changes queued or under way. */
+  private pending = 0;
   /** Counted by the front door. */
   readonly activity = new Activity();
   private healthFails = 0;
@@ -110,7 +112,8 @@ export class Persona {
 
   /** Runs state changes one after another. */
   private serial<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(work, work);
+    this.pending += 1;
+    const next = this.queue.then(work, work).finally(() => (this.pending -= 1));
     this.queue = next.catch(() => undefined);
     return next;
   }
@@ -266,6 +269,9 @@ export class Persona {
    * running (or paused); false when a request or a live view came in since it was picked.
    */
   sleepForMemory(): Promise<boolean> {
+    // Never queued behind other work: a restart queued here may itself wait for the budget's
+    // turn, which the caller holds. Busy with a change means not idle, and the budget replans.
+    if (this.pending > 0) return Promise.resolve(false);
     return this.serial(async () => {
       const worker = this.worker;
       if (!worker || this.activity.busy()) return false;
