@@ -1,3 +1,4 @@
+import http from 'node:http';
 import WebSocket from 'ws';
 import type { Browser } from 'puppeteer-core';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
@@ -15,8 +16,8 @@ import {
 
 /**
  * The fleet's memory budget on a real process fleet (real workers, real Chromium). A first
- * waker with FLEET_MAX_AWAKE=2 measures what a persona holds on this machine; the second's
- * budget is about one and a half of those, so one persona fits and a second does not.
+ * waker has FLEET_MAX_AWAKE=2; the second a budget that one persona holding a heavy page fits
+ * and two do not.
  */
 const NAMES = ['a', 'b', 'c'] as const;
 type Name = (typeof NAMES)[number];
@@ -123,26 +124,63 @@ test('FLEET_MAX_AWAKE=2: the least recently used idle persona sleeps when a thir
   waker = null;
 });
 
-describe('FLEET_MEMORY_LIMIT_MB of about one persona and a half', () => {
-  let limitMb = 0;
+/**
+ * A page that holds this many MB in the persona's browser. A bare persona holds 380 to 510 MB
+ * here (PSS: its share of pages every Chromium on the machine maps, so it moves with them); with
+ * the page it holds this plus that. The budget fits one such persona while a bare one holds
+ * under 1000 MB, and refuses a second while it holds over 100.
+ */
+const HEAVY_MB = 800;
+const LIMIT_MB = 2 * HEAVY_MB + 200;
+
+describe('FLEET_MEMORY_LIMIT_MB of one heavy persona', () => {
+  let site: http.Server;
+  let sitePort = 0;
+  const limitMb = LIMIT_MB;
 
   beforeAll(async () => {
-    // One persona fits (its measure up to 1.41 times the one above) and two do not (down to
-    // 0.71 times): PSS splits the browser's shared pages among every process on the machine
-    // that maps them, so the same persona measures differently from one minute to the next.
-    limitMb = Math.round(aloneMb * Math.SQRT2);
+    site = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(
+        `<title>heavy</title><script>window.kept = new Uint8Array(${HEAVY_MB} * 1048576).fill(1);</script>`,
+      );
+    });
+    sitePort = await freePort();
+    await new Promise<void>((r) => site.listen(sitePort, '127.0.0.1', r));
     waker = await start({
       FLEET_MEMORY_LIMIT_MB: String(limitMb),
-      FLEET_MEMORY_DEFAULT_MB: String(Math.round(aloneMb)),
       HOST_MEMORY_MIN_AVAILABLE_MB: '0',
     });
   });
+
+  /** Persona a opens the heavy page; resolves once the samples show it. */
+  async function makeHeavy(w: RunningWaker): Promise<number> {
+    const base = `http://127.0.0.1:${ports.a}/api/v1/ops`;
+    const created = await call(`${base}/create-page`, {
+      method: 'POST',
+      body: { page_id: 'heavy' },
+    });
+    expect(created.status).toBe(200);
+    const went = await call(`${base}/heavy/navigate`, {
+      method: 'POST',
+      body: { url: `http://127.0.0.1:${sitePort}/` },
+    });
+    expect(went.status).toBe(200);
+    return until(
+      async () => {
+        const mb = await measured(w, 'a');
+        return mb > HEAVY_MB ? mb : null;
+      },
+      30_000,
+      `a holding over ${HEAVY_MB} MB`,
+    );
+  }
 
   test('nothing can be freed: 503 with Retry-After, the message names the budget, the panel shows why', async () => {
     const w = waker as RunningWaker;
     expect((await ping('a')).status).toBe(200);
     await openLiveView('a');
-    await settledMb(w, 'a');
+    process.stdout.write(`a holds ${await makeHeavy(w)} MB with the heavy page\n`);
     const refused = await ping('b');
     process.stdout.write(`refused: ${refused.body.error}\n`);
     expect(refused.status).toBe(503);
@@ -155,6 +193,19 @@ describe('FLEET_MEMORY_LIMIT_MB of about one persona and a half', () => {
     const api = await call(`${w.url}/api/personas/b/wake`, { method: 'POST' });
     expect(api.status).toBe(503);
     expect(api.headers.get('retry-after')).toBe('10');
+    // A live view opened at the sleeping persona is refused the same way, never left hanging.
+    const upgrade = await new Promise<{ status: number; retryAfter: string | undefined }>(
+      (resolve, reject) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${ports.b}/vnc/websockify`);
+        ws.once('unexpected-response', (_req, res) => {
+          resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] });
+          ws.terminate();
+        });
+        ws.once('open', () => reject(new Error('the socket opened')));
+        ws.once('error', () => undefined);
+      },
+    );
+    expect(upgrade).toEqual({ status: 503, retryAfter: '10' });
 
     client = await launchClientBrowser();
     const browser: Browser = client.browser;
@@ -190,6 +241,7 @@ describe('FLEET_MEMORY_LIMIT_MB of about one persona and a half', () => {
     for (const ws of views.splice(0)) ws.terminate();
     await waker?.stop();
     waker = null;
+    await new Promise((r) => site?.close(r));
   });
 });
 

@@ -2,7 +2,7 @@ import type { MetricsSample } from '@persona-browser/contracts';
 import { createLogger } from '@persona-browser/service-kit';
 import { Activity } from '../src/activity';
 import type { BudgetPersona } from '../src/memory-budget';
-import { MemoryBudget } from '../src/memory-budget';
+import { BudgetRefusal, MemoryBudget } from '../src/memory-budget';
 
 const running = (name: string): BudgetPersona => ({
   name,
@@ -42,5 +42,36 @@ describe('memory budget bookkeeping', () => {
     budget.observe(sample({ a: null }));
     budget.observe(sample({ a: 200 }));
     expect(budget.usage()).toEqual([{ node: '', limitMb: 8000, usedMb: 200 }]);
+  });
+});
+
+describe('memory budget admission', () => {
+  const settings = { limitMb: 500, maxAwake: null, defaultMb: 400, minAvailableMb: 0 };
+  const waking = (): BudgetPersona => ({ ...running('new'), state: 'waking' });
+
+  test('an idle persona is put to sleep for a wake; one that turns busy first makes a refusal, not a hang', async () => {
+    const slept: string[] = [];
+    let answer = true;
+    const old: BudgetPersona = {
+      ...running('old'),
+      sleepForMemory: async () => {
+        slept.push('old');
+        return answer;
+      },
+    };
+    const budget = new MemoryBudget({
+      settings,
+      personas: () => [old, waking()],
+      logger: createLogger({ secrets: [], level: 'error' }),
+    });
+    budget.observe(sample({ old: 400, new: null }));
+    await expect(budget.admit('new')).resolves.toBeUndefined();
+    expect(slept).toEqual(['old']);
+    // Every time the plan picks it, it has become busy (a request came in, a restart queued).
+    answer = false;
+    slept.length = 0;
+    await expect(budget.admit('new')).rejects.toThrow(BudgetRefusal);
+    await expect(budget.admit('new')).rejects.toThrow('personas became busy');
+    expect(slept.length).toBeGreaterThanOrEqual(3);
   });
 });
