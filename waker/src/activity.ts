@@ -40,6 +40,21 @@ export class Activity {
     return this.inFlight > 0 || this.sockets > 0;
   }
 
+  /**
+   * Why the persona must stay awake, else null. A person in control of a page works through
+   * the live view, whose socket is open while they do.
+   */
+  busyReason(): string | null {
+    if (this.sockets > 0) return 'live view open';
+    if (this.inFlight > 0) return 'request in flight';
+    return null;
+  }
+
+  /** When the last request or socket ended, or the last wake (ms since the epoch). */
+  lastActiveMs(): number {
+    return this.lastMs;
+  }
+
   /** Milliseconds since the last request or socket ended; 0 while busy. */
   idleMs(now = Date.now()): number {
     return this.busy() ? 0 : Math.max(0, now - this.lastMs);

@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
 import { ConfigError, layeredEnv, validateEnv } from '@persona-browser/service-kit';
+import type { MemoryEnv, MemorySettings } from './memory-config';
+import { MEMORY_SCHEMA, memorySettings } from './memory-config';
 import {
   DEFAULT_GEOIP_BASE_URL,
   DEFAULT_PROXY_SERVER,
@@ -60,6 +62,8 @@ export interface WakerConfig {
   identity: IdentitySettings;
   /** WAKER_DRIVER=swarm: the overlay the workers are on, and their folders on each node. */
   swarm: { network: string; dataDir: string };
+  /** The memory budget of the personas (memory-config.ts). */
+  memory: MemorySettings;
 }
 
 export const DOCKER_SOCKET = '/var/run/docker.sock';
@@ -68,7 +72,7 @@ export const DOCKER_SOCKET = '/var/run/docker.sock';
 const WAKER_ONLY = new Set(['PROXY_USERNAME', 'PROXY_PASSWORD', 'GEOIP_TOKEN']);
 
 /** The waker's variables as its schema gives them: converted, defaulted, typed. */
-interface WakerEnv {
+interface WakerEnv extends MemoryEnv {
   WAKER_PORT: number;
   PERSONAS_DIR: string;
   SERVICE_KEY?: string;
@@ -155,6 +159,7 @@ const schema = Joi.object<WakerEnv, true>({
     .messages({
       'string.pattern.base': '"SWARM_DATA_DIR" must be an absolute path (on every node)',
     }),
+  ...MEMORY_SCHEMA,
 }).unknown(true);
 
 /**
@@ -204,5 +209,6 @@ export function loadWakerConfig(
       geoipToken: v.GEOIP_TOKEN ?? null,
     },
     swarm: { network: v.SWARM_NETWORK, dataDir: v.SWARM_DATA_DIR },
+    memory: memorySettings(v),
   };
 }

@@ -2,6 +2,7 @@ import type { CommitInfo, PersonaInfo } from '@persona-browser/contracts';
 import type { IdentitySettings } from './config';
 import type { InstanceHandle, RuntimeDriver } from './drivers/types';
 import { FrontDoor } from './front-door';
+import type { MemoryBudget } from './memory-budget';
 import type { Instance, PersonaCounters, PersonaRow } from './metrics';
 import { keepRequests } from './metrics';
 import type { Logger } from '@persona-browser/service-kit';
@@ -33,6 +34,8 @@ export interface FleetOptions {
   identity?: IdentitySettings | null;
   /** Where wakes, sleeps, restarts, crashes and front-door requests are counted. */
   counters?: PersonaCounters;
+  /** The memory budget every wake is admitted by (memory-budget.ts), or none. */
+  budget?: MemoryBudget | null;
 }
 
 export class UnknownPersona extends Error {
@@ -78,6 +81,7 @@ export class Fleet {
         healthTimeoutMs: this.opts.healthTimeoutMs ?? 3_000,
         identity: this.opts.identity ?? null,
         counters: this.opts.counters,
+        ...(this.opts.budget ? { admit: this.opts.budget.admit.bind(this.opts.budget) } : {}),
         // A cluster node's request log is out of this host's reach: its counts are kept here.
         beforeStop: (dir, handle) =>
           handle.node
@@ -189,6 +193,11 @@ export class Fleet {
       this.ticking.add(p.name);
       void p.tick(health).finally(() => this.ticking.delete(p.name));
     }
+  }
+
+  /** Every persona (the memory budget reads their states and activity). */
+  all(): Persona[] {
+    return [...this.personas.values()];
   }
 
   list(): PersonaInfo[] {

@@ -6,6 +6,7 @@ import { SYSTEM_PATHS } from '@persona-browser/contracts';
 import type { Address } from './drivers/types';
 import type { Logger } from '@persona-browser/service-kit';
 import { errorEnvelope, errorMessage, sendJson } from '@persona-browser/service-kit';
+import { BudgetRefusal } from './memory-budget';
 import type { PersonaCounters } from './metrics/prometheus';
 import type { Persona } from './persona';
 import { IdentityWakeError } from './persona';
@@ -13,20 +14,37 @@ import { IdentityWakeError } from './persona';
 /** 502 when the proxy or the GeoIP service failed the wake, else 503 (the worker did). */
 const wakeStatus = (err: unknown): number => (err instanceof IdentityWakeError ? 502 : 503);
 
+/** A wake the memory budget refused says when to try again. */
+const wakeHeaders = (err: unknown): Record<string, string> =>
+  err instanceof BudgetRefusal ? { 'retry-after': String(err.retryAfterS) } : {};
+
 /** The API's error envelope, for the few answers the front door gives itself. */
-function sendError(res: http.ServerResponse, status: number, error: string): void {
+function sendError(
+  res: http.ServerResponse,
+  status: number,
+  error: string,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  sendJson(res, status, errorEnvelope(error));
+  sendJson(res, status, errorEnvelope(error), headers);
 }
 
-function refuseUpgrade(socket: Duplex, status: number, error: string): void {
+function refuseUpgrade(
+  socket: Duplex,
+  status: number,
+  error: string,
+  headers: Record<string, string> = {},
+): void {
   const body = JSON.stringify(errorEnvelope(error));
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   socket.end(
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      `${extra}content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
 
@@ -128,6 +146,7 @@ export class FrontDoor {
           res,
           wakeStatus(err),
           `persona ${persona.name} could not be woken: ${errorMessage(err)}`,
+          wakeHeaders(err),
         ),
       );
   }
@@ -164,6 +183,7 @@ export class FrontDoor {
           socket,
           wakeStatus(err),
           `persona ${persona.name} could not be woken: ${errorMessage(err)}`,
+          wakeHeaders(err),
         ),
     );
   }

@@ -15,7 +15,9 @@ import { loadWakerConfig } from './config';
 import type { WakerConfig } from './config';
 import { createDriver } from './drivers';
 import { Fleet } from './fleet';
-import type { PersonaRow } from './metrics';
+import type { BudgetPersona } from './memory-budget';
+import { MemoryBudget } from './memory-budget';
+import type { BudgetRow, PersonaRow } from './metrics';
 import { FleetMetrics, MetricsSampler, personaRequests } from './metrics';
 import { watchParent } from './parent-watch';
 import { movePersona } from './persona-move';
@@ -38,9 +40,16 @@ async function main(): Promise<void> {
   const driver = await life.step('driver', () => createDriver(config, logger));
   const commit = await readCommit(config.repoRoot);
   // Read at scrape time (never before the API listens) from the fleet and the sampler below.
+  const budget = new MemoryBudget({
+    settings: config.memory,
+    personas: (): BudgetPersona[] => fleet.all(),
+    logger,
+    nodeMemoryMb: (node) => driver.nodes?.().find((n) => n.hostname === node)?.memory_mb ?? null,
+  });
   const prometheus = new FleetMetrics({
     personas: (): PersonaRow[] => fleet.rows(),
     latest: (): MetricsSample | null => metrics.latest(),
+    budget: (): BudgetRow[] => budget.usage(),
   });
   const fleet = new Fleet({
     counters: prometheus,
@@ -53,6 +62,7 @@ async function main(): Promise<void> {
     pauseSeconds: config.pauseSeconds,
     identity: config.identity,
     updateTrigger: updateTriggerPath(config.repoRoot),
+    budget,
   });
   // Stopped last: every persona container closes its browser cleanly, unless the workers are
   // handed over (SIGUSR2, below) to the next waker, which adopts them.
@@ -71,6 +81,7 @@ async function main(): Promise<void> {
         overNetwork: (instance) => instance.pid === null,
         serviceKey: config.serviceKey,
         onError: (err) => logger.warn('metrics sample failed', { err: String(err) }),
+        onSample: (sample) => budget.observe(sample),
       });
       sampler.start();
       return sampler;

@@ -18,7 +18,10 @@ export type PersonaEvent =
   | 'stop'
   /** The worker has stopped. */
   | 'stopped'
-  /** Asleep with nothing to stop: the persona sleeps, and its last error is cleared. */
+  /**
+   * Asleep with nothing to stop: the persona sleeps, and its last error is cleared (or, for a
+   * wake the memory budget refused, says why).
+   */
   | 'sleep'
   /** The start failed, or an always-on worker died: the back-off starts it again. */
   | 'fail'

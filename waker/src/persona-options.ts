@@ -24,6 +24,11 @@ export interface PersonaOptions {
    * the worker can still tell, such as a cluster node's request counts, is kept here.
    */
   beforeStop?: (personaDir: string, handle: InstanceHandle) => Promise<void>;
+  /**
+   * Makes room before a worker starts (the memory budget): may put other personas to sleep, and
+   * rejects (a BudgetRefusal) when the persona may not wake now.
+   */
+  admit?: (persona: string) => Promise<void>;
   /** Where wakes, sleeps, restarts and crashes are counted (Prometheus' /metrics). */
   counters?: PersonaCounters;
 }

@@ -50,6 +50,8 @@ export class Persona {
   /** The waker is shutting down: nothing starts any more. */
   private closed = false;
   private queue: Promise<unknown> = Promise.resolve();
+  /** State changes queued or under way. */
+  private pending = 0;
   /** Counted by the front door. */
   readonly activity = new Activity();
   private healthFails = 0;
@@ -111,7 +113,8 @@ export class Persona {
 
   /** Runs state changes one after another. */
   private serial<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(work, work);
+    this.pending += 1;
+    const next = this.queue.then(work, work).finally(() => (this.pending -= 1));
     this.queue = next.catch(() => undefined);
     return next;
   }
@@ -181,6 +184,17 @@ export class Persona {
     }
     if (this.worker && this.state === 'running') return;
     this.apply('wake');
+    // Waking already, so a wake planned beside this one counts this one's memory.
+    if (this.opts.admit) {
+      try {
+        await this.opts.admit(this.name);
+      } catch (err) {
+        const message = errorMessage(err);
+        // It sleeps again, and its error says why (the panel shows it).
+        this.apply('sleep', message);
+        throw err instanceof WakeError ? err : new WakeError(message);
+      }
+    }
     counters?.woke(this.name);
     this.exitDuringStart = null;
     // Connections kept alive to an earlier instance lead nowhere now.
@@ -248,6 +262,24 @@ export class Persona {
       const wasRunning = this.worker !== null;
       await this.doStop();
       if (wasRunning) this.opts.counters?.slept(this.name);
+    });
+  }
+
+  /**
+   * Put to sleep to free memory for another persona's wake: only while it is still idle and
+   * running (or paused); false when a request or a live view came in since it was picked.
+   */
+  sleepForMemory(): Promise<boolean> {
+    // Never queued behind other work: a restart queued here may itself wait for the budget's
+    // turn, which the caller holds. Busy with a change means not idle, and the budget replans.
+    if (this.pending > 0) return Promise.resolve(false);
+    return this.serial(async () => {
+      const worker = this.worker;
+      if (!worker || this.activity.busy()) return false;
+      if (this.state !== 'running' && !worker.paused) return false;
+      await this.doStop();
+      this.opts.counters?.slept(this.name);
+      return true;
     });
   }
 

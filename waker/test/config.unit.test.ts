@@ -65,6 +65,28 @@ describe('waker configuration', () => {
     }
   });
 
+  test('the memory budget: unset is the share of the memory and no maximum; set is read', () => {
+    const root = repo({});
+    expect(loadWakerConfig({}, root, NO_SOCKET).memory).toEqual({
+      limitMb: null,
+      maxAwake: null,
+      defaultMb: 500,
+      minAvailableMb: 256,
+    });
+    const env = {
+      FLEET_MEMORY_LIMIT_MB: '2048',
+      FLEET_MAX_AWAKE: '3',
+      FLEET_MEMORY_DEFAULT_MB: '700',
+      HOST_MEMORY_MIN_AVAILABLE_MB: '0',
+    };
+    expect(loadWakerConfig(env, root, NO_SOCKET).memory).toEqual({
+      limitMb: 2048,
+      maxAwake: 3,
+      defaultMb: 700,
+      minAvailableMb: 0,
+    });
+  });
+
   test('.env at REPO_ROOT is read and the process environment wins', () => {
     const root = repo({
       '.env':
@@ -102,6 +124,11 @@ describe('waker configuration', () => {
     ['PB_SUPERVISOR_PID', '-5'],
     ['PB_SUPERVISOR_PID', '12.5'],
     ['PB_SUPERVISOR_PID', 'abc'],
+    ['FLEET_MEMORY_LIMIT_MB', '10'],
+    ['FLEET_MEMORY_LIMIT_MB', 'lots'],
+    ['FLEET_MAX_AWAKE', '0'],
+    ['FLEET_MEMORY_DEFAULT_MB', '-1'],
+    ['HOST_MEMORY_MIN_AVAILABLE_MB', '1.5'],
   ])('a bad %s is one clear error naming it', (name, value) => {
     const root = repo({});
     expect(() => loadWakerConfig({ [name]: value }, root, NO_SOCKET)).toThrow(ConfigError);

@@ -9,6 +9,7 @@ import type { Persona } from '../persona';
 import type { FleetMcp } from './mcp';
 import { IdentityWakeError, WakeError } from '../persona';
 import { UnknownPersona } from '../fleet';
+import { BudgetRefusal } from '../memory-budget';
 import { MoveError } from '../drivers/swarm-move';
 import type { MoveResult } from '../persona-move';
 import type { NodeStatus } from '../drivers/types';
@@ -304,6 +305,7 @@ export function createApp(deps: ApiDeps): express.Express {
       res.status(500).json(errorEnvelope('Internal server error'));
       return;
     }
+    if (err instanceof BudgetRefusal) res.set('Retry-After', String(err.retryAfterS));
     res.status(status).json(errorEnvelope(err instanceof Error ? err.message : String(err)));
   });
   return app;

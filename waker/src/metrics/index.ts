@@ -22,5 +22,5 @@ export type { Instance, SamplerOptions } from './sampler';
 export type { CountedPersona } from './remote-requests';
 export { keepRequests, personaRequests } from './remote-requests';
 export { MetricsSampler, scheduleFor } from './sampler';
-export type { FleetSources, PersonaCounters, PersonaRow } from './prometheus';
+export type { BudgetRow, FleetSources, PersonaCounters, PersonaRow } from './prometheus';
 export { FleetMetrics } from './prometheus';

@@ -35,7 +35,12 @@ export interface FleetSources {
   personas: () => PersonaRow[];
   /** The sampler's newest sample (CPU and memory), or null before the first. */
   latest: () => MetricsSample | null;
+  /** The memory budget per node ('' for this host): its limit and what awake personas hold. */
+  budget?: () => BudgetRow[];
 }
+
+/** The memory budget of one node ('' for this host) in MB. */
+export type BudgetRow = { node: string; limitMb: number; usedMb: number };
 
 /** Wakes: a resume takes milliseconds, a cold container a minute. */
 const WAKE_BUCKETS = [0.1, 0.5, 1, 2, 3, 5, 10, 20, 60, 120];
@@ -150,6 +155,28 @@ export class FleetMetrics implements PersonaCounters {
       (s) => s.system.mem_used_mb * MB,
     );
     host('host_cpu_percent', "The waker's host CPU, summed over cores", (s) => s.system.cpu_pct);
+    const budget = (name: string, help: string, read: (b: BudgetRow) => number): Gauge =>
+      new Gauge({
+        name: `${FLEET_PREFIX}${name}`,
+        help,
+        labelNames: ['node'],
+        registers,
+        collect() {
+          this.reset();
+          for (const b of sources.budget?.() ?? [])
+            if (Number.isFinite(read(b))) this.set({ node: b.node }, read(b));
+        },
+      });
+    budget(
+      'memory_budget_bytes',
+      "The personas' memory budget per node (FLEET_MEMORY_LIMIT_MB; node empty on one server)",
+      (b) => b.limitMb * MB,
+    );
+    budget(
+      'memory_budget_used_bytes',
+      "Memory the awake personas' workers hold against the budget, per node, at the last sample",
+      (b) => b.usedMb * MB,
+    );
   }
 
   /**

@@ -47,6 +47,8 @@ export interface SamplerOptions {
   serviceKey?: string | null;
   /** How long a worker may take to answer its figures (ms, default 2000). */
   workerTimeoutMs?: number;
+  /** Told of every sample taken (the memory budget remembers each persona's memory). */
+  onSample?: (sample: MetricsSample) => void;
 }
 
 type Reading = TreeReading;
@@ -171,6 +173,7 @@ export class MetricsSampler {
       };
       this.previous = cur;
       this.add(sample);
+      this.o.onSample?.(sample);
       return sample;
     });
   }
