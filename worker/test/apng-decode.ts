@@ -60,14 +60,25 @@ export function decodeApng(file: Buffer): DecodedApng {
   let plays = -1;
   let declared = -1;
   let seq = 0;
-  type Ctl = { w: number; h: number; x: number; y: number; delayMs: number; dispose: number; blend: number };
+  type Ctl = {
+    w: number;
+    h: number;
+    x: number;
+    y: number;
+    delayMs: number;
+    dispose: number;
+    blend: number;
+  };
   const parts: Array<{ ctl: Ctl; data: Buffer[] }> = [];
   let off = 8;
   while (off < file.length) {
     const len = file.readUInt32BE(off);
     const type = file.toString('ascii', off + 4, off + 8);
     const data = file.subarray(off + 8, off + 8 + len);
-    if (file.readUInt32BE(off + 8 + len) !== zlib.crc32(data, zlib.crc32(file.subarray(off + 4, off + 8))))
+    if (
+      file.readUInt32BE(off + 8 + len) !==
+      zlib.crc32(data, zlib.crc32(file.subarray(off + 4, off + 8)))
+    )
       throw new Error(`bad CRC in ${type}`);
     off += 12 + len;
     if (type === 'IHDR') {
@@ -98,7 +109,8 @@ export function decodeApng(file: Buffer): DecodedApng {
       parts.at(-1)?.data.push(data.subarray(4));
     } else if (type === 'IEND') break;
   }
-  if (declared !== parts.length) throw new Error(`acTL says ${declared} frames, found ${parts.length}`);
+  if (declared !== parts.length)
+    throw new Error(`acTL says ${declared} frames, found ${parts.length}`);
   const canvas = Buffer.alloc(width * height * 3);
   const frames: ShownFrame[] = [];
   for (const { ctl, data } of parts) {
@@ -113,7 +125,12 @@ export function decodeApng(file: Buffer): DecodedApng {
 }
 
 /** The colour at (x, y) of a decoded frame. */
-export function pixelAt(d: DecodedApng, f: ShownFrame, x: number, y: number): [number, number, number] {
+export function pixelAt(
+  d: DecodedApng,
+  f: ShownFrame,
+  x: number,
+  y: number,
+): [number, number, number] {
   const i = (y * d.width + x) * 3;
   return [f.rgb[i] ?? 0, f.rgb[i + 1] ?? 0, f.rgb[i + 2] ?? 0];
 }

@@ -1,10 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Page } from 'puppeteer-core';
+import type { ClientBrowser } from '@persona-browser/testkit/client-browser';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import type { Fixture } from '@persona-browser/testkit/fixture';
 import { startFixture } from '@persona-browser/testkit/fixture';
+import { shownTexts } from '@persona-browser/testkit/on-screen';
 import { manifest, writePluginTree } from '@persona-browser/testkit/plugin-tree';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
-import { startWorker } from '@persona-browser/testkit/worker';
+import { KEY, startWorker } from '@persona-browser/testkit/worker';
 import type { DecodedApng, ShownFrame } from './apng-decode';
 import { decodeApng, pixelAt } from './apng-decode';
 
@@ -25,7 +29,7 @@ const paint = (colours: string[], end: string): string => `module.exports.defaul
         document.documentElement.style.background = c;
         document.body.style.background = c;
       }, c);
-      await ctx.sleep(700);
+      await ctx.sleep(500);
     }
     ${end}
   } };`;
@@ -115,7 +119,7 @@ test('a plugin call leaves a playable recording whose frames show the page red, 
   expect(r.body).toEqual({ success: true, page_id: 'a' });
   const rec = await newest();
   expect(rec).toMatchObject({ plugin: 'rec/paint', page_id: 'a', outcome: 'ok', missing: null });
-  expect(rec.duration_ms).toBeGreaterThanOrEqual(1400);
+  expect(rec.duration_ms).toBeGreaterThanOrEqual(1000);
 
   const meta = (await w.call<any>('GET', `/api/v1/recordings/${rec.id}`)).body.recording;
   const res = await file(rec.id as string);
@@ -175,4 +179,89 @@ test('unknown ids and path tricks are a 404 in the envelope; the key is needed',
     expect([p, r.status, r.body.success, r.body.page_id]).toEqual([p, 404, false, null]);
   }
   expect((await w.call<any>('GET', `/api/v1/recordings/${id}`, { auth: false })).status).toBe(401);
+});
+
+describe('the panel', () => {
+  let client: ClientBrowser | undefined;
+  afterAll(() => client?.close());
+
+  /**
+   * The colours the shown <img> shows on screen (a 16 by 9 grid of it), sampled until all of
+   * `want` were seen or `ms` passed: the
+   * page's own screenshots, read back through a canvas (a canvas given the animated image itself
+   * draws only its first frame).
+   */
+  async function coloursShown(page: Page, want: string[], ms: number): Promise<string[]> {
+    const img = await page.$('#record-img');
+    if (!img) throw new Error('no recording shown');
+    const seen = new Set<string>();
+    const end = Date.now() + ms;
+    while (Date.now() < end && !want.every((c) => seen.has(c))) {
+      const shot = await img.screenshot({ encoding: 'base64' });
+      const cells = await page.evaluate(async (png: string) => {
+        const still = new Image();
+        still.src = `data:image/png;base64,${png}`;
+        await still.decode();
+        const canvas = document.createElement('canvas');
+        canvas.width = 16;
+        canvas.height = 9;
+        const g = canvas.getContext('2d');
+        if (!g) return [];
+        g.imageSmoothingEnabled = false;
+        g.drawImage(still, 0, 0, 16, 9);
+        const d = g.getImageData(0, 0, 16, 9).data;
+        const out: string[] = [];
+        for (let i = 0; i < d.length; i += 4) out.push(`${d[i]},${d[i + 1]},${d[i + 2]}`);
+        return out;
+      }, shot);
+      for (const c of cells) seen.add(c);
+    }
+    return [...seen];
+  }
+
+  test('lists bundles and recordings and plays a recording in its <img>', async () => {
+    // Its own calls (the test runs alone too): the newest recording is the failed one's.
+    await run('rec/paint');
+    await run('rec/fails');
+    client = await launchClientBrowser();
+    const page = await client.browser.newPage();
+    await page.setViewport({ width: 1280, height: 900 });
+    await page.goto(`${w.url}/`, { waitUntil: 'load' });
+    await page.waitForSelector('#key-form:not([hidden])', { timeout: 20_000 });
+    await page.type('#key-input', KEY);
+    await page.click('#key-save');
+    await page.waitForSelector('#recordings-body tr', { timeout: 20_000 });
+    const rows = await shownTexts(page, '#recordings-body tr');
+    expect(rows[0]).toMatch(/rec\/fails\s*a\s*failed/);
+    expect(rows[1]).toMatch(/rec\/paint\s*a\s*ok/);
+    const bundles = await shownTexts(page, '#bundles-body tr');
+    expect(bundles[0]).toContain('green gave up');
+
+    await page.click('#recordings-body tr:nth-child(2) button');
+    await page.waitForFunction(
+      () => {
+        const img = document.getElementById('record-img') as HTMLImageElement;
+        return !img.hidden && img.complete && img.naturalWidth > 0;
+      },
+      { timeout: 20_000 },
+    );
+    // The browser plays it: its centre goes red and blue as the page did.
+    const seen = await coloursShown(page, ['255,0,0', '0,0,255'], 8_000);
+    expect(seen).toEqual(expect.arrayContaining(['255,0,0', '0,0,255']));
+    expect(seen).not.toContain('0,255,0');
+
+    // A bundle opens with its screenshot, and plays its recording: the green page.
+    await page.click('#bundles-body tr button');
+    await page.waitForSelector('#record-files button', { timeout: 20_000 });
+    await page.click('#record-files button');
+    await page.waitForFunction(
+      () => document.getElementById('record-title')?.textContent?.startsWith('Recording'),
+      { timeout: 20_000 },
+    );
+    await page.waitForFunction(
+      () => (document.getElementById('record-img') as HTMLImageElement).naturalWidth > 0,
+      { timeout: 20_000 },
+    );
+    expect(await coloursShown(page, ['0,255,0'], 8_000)).toContain('0,255,0');
+  }, 40_000);
 });

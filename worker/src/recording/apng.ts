@@ -26,7 +26,8 @@ export interface Region {
 /** The rectangle holding every pixel that differs between two screens of one size; null: none. */
 export function changedRegion(prev: Screen, next: Screen): Region | null {
   const { stride, height, width } = next;
-  const row = (s: Screen, y: number): Buffer => s.pixels.subarray(y * stride, y * stride + width * 4);
+  const row = (s: Screen, y: number): Buffer =>
+    s.pixels.subarray(y * stride, y * stride + width * 4);
   let top = 0;
   while (top < height && row(prev, top).equals(row(next, top))) top++;
   if (top === height) return null;
@@ -38,7 +39,9 @@ export function changedRegion(prev: Screen, next: Screen): Region | null {
   const b = next.pixels;
   // Only the three colour bytes count: the fourth is padding.
   const same = (i: number): boolean =>
-    a[i + next.r] === b[i + next.r] && a[i + next.g] === b[i + next.g] && a[i + next.b] === b[i + next.b];
+    a[i + next.r] === b[i + next.r] &&
+    a[i + next.g] === b[i + next.g] &&
+    a[i + next.b] === b[i + next.b];
   for (let y = top; y <= bottom; y++) {
     const base = y * stride;
     let x = 0;
@@ -84,6 +87,8 @@ export class ApngWriter {
   private prev: Screen | null = null;
   private readonly frames: Frame[] = [];
   private bytes = 0;
+  /** When the screen was last taken, changed or not. */
+  private lastAt = 0;
 
   get frameCount(): number {
     return this.frames.length;
@@ -105,6 +110,7 @@ export class ApngWriter {
     if (prev && prev.width === s.width && prev.height === s.height) region = changedRegion(prev, s);
     else if (prev) throw new Error('the screen changed size during a recording');
     this.prev = s;
+    this.lastAt = at;
     if (!region) return false;
     const data = await scanlines(s, region);
     this.frames.push({ region, data, at });
@@ -112,7 +118,8 @@ export class ApngWriter {
     return true;
   }
 
-  /** The file: each frame shown until the next was taken, the last for `lastMs`. */
+  /** The file: each frame shown until the next, the last until the screen was last taken and
+   * `lastMs` more. */
   finish(lastMs: number): Buffer {
     const first = this.frames[0];
     if (!first) throw new Error('no frame');
@@ -129,7 +136,8 @@ export class ApngWriter {
     let seq = 0;
     this.frames.forEach((f, i) => {
       const next = this.frames[i + 1];
-      const delay = Math.max(1, Math.min(65_535, next ? next.at - f.at : lastMs));
+      const shown = next ? next.at - f.at : this.lastAt - f.at + lastMs;
+      const delay = Math.max(1, Math.min(65_535, shown));
       const fctl = Buffer.alloc(26);
       fctl.writeUInt32BE(seq++, 0);
       fctl.writeUInt32BE(f.region.width, 4);

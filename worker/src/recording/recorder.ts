@@ -22,7 +22,7 @@ export function xwdGrab(display: string): Grab {
         'xwd',
         ['-root', '-silent', '-display', display],
         { encoding: 'buffer', maxBuffer: MAX_DUMP },
-        (err, stdout) => (err ? reject(err) : resolve(stdout)),
+        (err, stdout) => (err ? reject(new Error(`xwd: ${err.message}`)) : resolve(stdout)),
       );
     });
 }

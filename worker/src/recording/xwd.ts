@@ -36,7 +36,9 @@ export function parseXwd(dump: Buffer): Screen {
   const stride = f(12);
   const ncolors = f(19);
   if (version !== 7 || format !== ZPIXMAP || bitsPerPixel !== 32)
-    throw new XwdError(`unsupported XWD (version ${version}, format ${format}, ${bitsPerPixel} bpp)`);
+    throw new XwdError(
+      `unsupported XWD (version ${version}, format ${format}, ${bitsPerPixel} bpp)`,
+    );
   const start = headerSize + ncolors * 12;
   const pixels = dump.subarray(start, start + stride * height);
   if (pixels.length < stride * height) throw new XwdError('XWD pixels cut short');

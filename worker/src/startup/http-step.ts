@@ -141,7 +141,9 @@ export const httpStep: StartupStep<Served, Listening> = {
           capBytes: config.bundleCapBytes,
           maxAgeMs: config.bundleRetentionMs,
         }),
-        recorder: config.recording ? recorderOf(config.recording, config.dataDir, screenGrab(ready)) : undefined,
+        recorder: config.recording
+          ? recorderOf(config.recording, config.dataDir, screenGrab(ready))
+          : undefined,
       },
       shutdown: () => ready.exit('kill endpoint'),
     });
