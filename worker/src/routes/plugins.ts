@@ -151,6 +151,9 @@ function pluginRoutes(p: LoadedPlugin, deps: PluginRouteDeps): Route[] {
     if (why) throw new BadRequest(why, ctx.page.id);
     // Past validation the call touches the page: from here a failure leaves a bundle.
     const trail = new CallTrail();
+    const context = pluginContext(p, ctx.page, ctx.call, deps, trail);
+    const run = (): Promise<unknown> => p.module.run(context, ctx.body);
+    // From here nothing throws before the run, whose every way out stops the recording.
     const recording = deps.recorder?.start({ plugin: p.name, pageId: ctx.page.id });
     const stopRecording = async (outcome: PluginResult): Promise<void> => {
       try {
@@ -178,8 +181,6 @@ function pluginRoutes(p: LoadedPlugin, deps: PluginRouteDeps): Route[] {
         }
       });
     }
-    const context = pluginContext(p, ctx.page, ctx.call, deps, trail);
-    const run = (): Promise<unknown> => p.module.run(context, ctx.body);
     try {
       const out = await execute(p, run, ctx.page.id, ctx.call.signal, deps, trail);
       deps.outcome?.(p.name, 'ok');
