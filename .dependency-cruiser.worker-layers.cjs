@@ -6,7 +6,8 @@
  *   2. routes     routes/: the REST surface
  *   3. plugins, live view and remote access
  *                 plugins/ (the host that runs plugin code), live/ (VNC and handing control),
- *                 remote/ (outside clients: the DevTools endpoint)
+ *                 remote/ (outside clients: the DevTools endpoint), recording/ (recordings of
+ *                 the screen during plugin calls)
  *   4. calls      human/ (human input), capture/ (network capture), vision/, and http/ (request
  *                 plumbing: auth, route builder, schemas, the fast status answers)
  *   5. browser    browser/ outside cdp/: the navigator, the pool, pages and their calls
@@ -22,7 +23,7 @@ const SRC = '^worker/src/';
 const WORKER_LAYERS = [
   { name: 'start-up', path: `${SRC}((main|app|config)[.]ts$|startup/)` },
   { name: 'routes', path: `${SRC}routes/` },
-  { name: 'plugins-live', path: `${SRC}(plugins|live|remote)/` },
+  { name: 'plugins-live', path: `${SRC}(plugins|live|remote|recording)/` },
   { name: 'calls', path: `${SRC}(human|capture|vision|http)/` },
   { name: 'browser', path: `${SRC}browser/(?!cdp/)` },
   { name: 'identity', path: `${SRC}identity/` },

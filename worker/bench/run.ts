@@ -8,6 +8,7 @@ import { memorySection } from './memory';
 import { networkSection } from './network';
 import { opsRatioSection } from './ops-ratio';
 import { qrSection } from './qr';
+import { recordingSection } from './recording';
 import { formatTable, summaryJson } from './report';
 import type { SectionResult } from './report';
 import type { BenchContext, BenchSection } from './section';
@@ -31,6 +32,7 @@ const SECTIONS: BenchSection[] = [
   networkSection,
   evasionsSection,
   qrSection,
+  recordingSection,
 ];
 
 function selected(): BenchSection[] {

@@ -3,13 +3,15 @@
 // textContent or setAttribute, never through HTML parsing, so a page title such as
 // "<img onerror=…>" stays text. The parts: key.js (the key card), status.js (Browser card and
 // Pages table), shots.js (the chosen page), live.js (the live view), actions.js (the forms and
-// buttons), plugins.js (the plugin runner); core.js holds what they share.
+// buttons), plugins.js (the plugin runner), records.js (failure bundles and recordings);
+// core.js holds what they share.
 import { byId, text } from '/ui/dom.js';
 import { api, refreshStatus, setKey, state } from './core.js';
 import { verifyKey } from './key.js';
 import './status.js';
 import './actions.js';
 import './plugins.js';
+import './records.js';
 
 /** @typedef {import('@persona-browser/contracts').PingResult} PingResult */
 

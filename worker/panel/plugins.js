@@ -234,6 +234,8 @@ async function run() {
     }
   } finally {
     runner.running = false;
+    // The call may have left a failure bundle or a recording (records.js lists them).
+    document.dispatchEvent(new Event('plugin-ran'));
     delete button.dataset.busy;
     button.disabled = !state.key;
     button.textContent = 'Run';

@@ -32,6 +32,8 @@ import { prometheusRoutes } from './routes/prometheus';
 import type { WorkerMetrics } from './http/metrics';
 import { bundleRoutes } from './routes/bundles';
 import type { BundleStore } from './plugins/bundle-store';
+import type { Recorder } from './recording/recorder';
+import { recordingRoutes } from './routes/recordings';
 import type { Discovery } from './plugins/discover';
 import type { Rng } from './human/types';
 import type { SecretValues } from '@persona-browser/service-kit';
@@ -68,6 +70,8 @@ export interface AppDeps extends SystemDeps {
     secrets: SecretValues;
     /** Failure bundles of plugin calls. */
     bundles: BundleStore;
+    /** Screen recordings of plugin calls, when recording is on. */
+    recorder?: Recorder;
   };
 }
 
@@ -94,9 +98,11 @@ export function allRoutes(deps: AppDeps): Route[] {
           secrets: deps.plugins.secrets,
           outcome: (plugin, result) => deps.metrics?.pluginOutcome(plugin, result),
           bundles: deps.plugins.bundles,
+          recorder: deps.plugins.recorder,
         })
       : []),
     ...(deps.plugins ? bundleRoutes(deps.plugins.bundles) : []),
+    ...(deps.plugins ? recordingRoutes(deps.plugins.recorder?.store ?? null) : []),
   ];
 }
 

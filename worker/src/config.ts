@@ -47,6 +47,9 @@ export interface Config {
    * oldest first past this size. */
   bundleRetentionMs: number;
   bundleCapBytes: number;
+  /** Screen recordings of plugin calls (`dataDir/recordings/`), when `RECORDING` is on: frames
+   * a second, and retention as the bundles have it. Null: off. */
+  recording: { fps: number; retentionMs: number; capBytes: number } | null;
   vision: {
     baseUrl: string;
     model: string;
@@ -103,6 +106,10 @@ interface WorkerEnv {
   MEDIA_CAP_MB: number;
   BUNDLE_RETENTION_DAYS: number;
   BUNDLE_CAP_MB: number;
+  RECORDING: boolean;
+  RECORDING_FPS: number;
+  RECORDING_RETENTION_DAYS: number;
+  RECORDING_CAP_MB: number;
   VISION_BASE_URL: string;
   VISION_MODEL: string;
   VISION_PRICE_INPUT_PER_MTOK: number;
@@ -158,6 +165,10 @@ const schema = Joi.object<WorkerEnv, true>({
   MEDIA_CAP_MB: Joi.number().positive().default(512),
   BUNDLE_RETENTION_DAYS: Joi.number().positive().default(14),
   BUNDLE_CAP_MB: Joi.number().min(0).default(200),
+  RECORDING: Joi.boolean().default(false),
+  RECORDING_FPS: Joi.number().min(0.2).max(10).default(2),
+  RECORDING_RETENTION_DAYS: Joi.number().positive().default(3),
+  RECORDING_CAP_MB: Joi.number().min(0).default(200),
   VISION_BASE_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .default('https://generativelanguage.googleapis.com'),
@@ -228,6 +239,13 @@ export function loadConfig(
     mediaCapBytes: Math.round(v.MEDIA_CAP_MB * 1024 * 1024),
     bundleRetentionMs: v.BUNDLE_RETENTION_DAYS * 86_400_000,
     bundleCapBytes: Math.round(v.BUNDLE_CAP_MB * 1024 * 1024),
+    recording: v.RECORDING
+      ? {
+          fps: v.RECORDING_FPS,
+          retentionMs: v.RECORDING_RETENTION_DAYS * 86_400_000,
+          capBytes: Math.round(v.RECORDING_CAP_MB * 1024 * 1024),
+        }
+      : null,
     vision: {
       baseUrl: v.VISION_BASE_URL.replace(/\/+$/, ''),
       model: v.VISION_MODEL,

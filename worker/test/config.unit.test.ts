@@ -125,6 +125,20 @@ describe('environment files', () => {
     );
   });
 
+  test('RECORDING: off unless turned on (persona.env reaches it); frames, days and cap checked', () => {
+    const root = repo({ 'p/persona.env': 'RECORDING=true\nRECORDING_FPS=4\n' });
+    expect(loadConfig({}, root).recording).toBeNull();
+    expect(loadConfig({ PERSONA_DIR: path.join(root, 'p') }, root).recording).toEqual({
+      fps: 4,
+      retentionMs: 3 * 86_400_000,
+      capBytes: 200 * 1024 * 1024,
+    });
+    expect(() => loadConfig({ RECORDING: 'true', RECORDING_FPS: '30' }, root)).toThrow(
+      'invalid RECORDING_FPS: "RECORDING_FPS" must be less than or equal to 10',
+    );
+    expect(() => loadConfig({ RECORDING_CAP_MB: '-1' }, root)).toThrow(/invalid RECORDING_CAP_MB/);
+  });
+
   test('a missing persona folder is named', () => {
     const root = repo({});
     expect(() => loadConfig({ PERSONA_DIR: 'nope' }, root)).toThrow(

@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 
 export const SCREEN = '1920x1080x24';
@@ -20,7 +21,18 @@ export interface VirtualDisplay {
   /** The desktop's work area (the screen less the panel), as windows see it. */
   workArea: { width: number; height: number };
   pid: number;
+  /** The screen as an XWD file Xvfb keeps up to date (memory-mapped), when it was asked for. */
+  framebuffer: string | null;
   stop(): Promise<void>;
+}
+
+export interface XvfbOptions {
+  /**
+   * Keep the screen in `DIR/Xvfb_screen0` (Xvfb's `-fbdir`): an XWD file anyone on the machine
+   * can read without a round trip to the X server (screen recordings). The folder is the
+   * caller's; put it in memory (/dev/shm) or every change of the screen is written to disk.
+   */
+  framebufferDir?: string;
 }
 
 function binaryExists(name: string): boolean {
@@ -59,7 +71,11 @@ function stopChild(child: ChildProcess, graceMs = 3_000): Promise<void> {
  * writes it once it accepts connections, so there is no race with another display and no
  * polling for readiness. It ends with this process, whatever way this process ends.
  */
-export function startXvfb(screen = SCREEN, timeoutMs = 10_000): Promise<VirtualDisplay> {
+export function startXvfb(
+  screen = SCREEN,
+  timeoutMs = 10_000,
+  options: XvfbOptions = {},
+): Promise<VirtualDisplay> {
   if (!binaryExists('Xvfb')) {
     return Promise.reject(
       new DisplayError(
@@ -85,6 +101,7 @@ export function startXvfb(screen = SCREEN, timeoutMs = 10_000): Promise<VirtualD
       'RANDR',
       '-extension',
       'GLX',
+      ...(options.framebufferDir ? ['-fbdir', options.framebufferDir] : []),
     ],
     { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
   );
@@ -120,7 +137,16 @@ export function startXvfb(screen = SCREEN, timeoutMs = 10_000): Promise<VirtualD
       const pid = child.pid;
       if (pid === undefined) return fail('it has no process id');
       setWorkArea(display, screen).then(
-        (workArea) => resolve({ display, pid, workArea, stop }),
+        (workArea) =>
+          resolve({
+            display,
+            pid,
+            workArea,
+            framebuffer: options.framebufferDir
+              ? path.join(options.framebufferDir, 'Xvfb_screen0')
+              : null,
+            stop,
+          }),
         (e: Error) => void stop().then(() => reject(e)),
       );
     });

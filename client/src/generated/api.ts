@@ -1832,6 +1832,63 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/recordings': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The screen recordings of plugin calls, newest first
+     * @description `recording` says whether recording is on (`RECORDING`).
+     */
+    get: operations['get-recordings-recordings'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/recordings/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A recording's meta.json: the plugin, page, time, outcome, frames
+     * @description `missing` says why there is no file (a secret on the page), else null.
+     */
+    get: operations['get-recordings-recording'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/recordings/{id}/recording.png': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The recording as an animated PNG (image/png; browsers play it in an <img>) */
+    get: operations['get-recordings-recording-file'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -9867,6 +9924,8 @@ export interface operations {
                 message: string;
               };
               missing: Record<string, never>;
+              /** @description The id of the call's recording (GET /api/v1/recordings/{id}) */
+              recording?: string;
             };
           };
         };
@@ -9919,6 +9978,186 @@ export interface operations {
         };
         content: {
           'application/octet-stream': string;
+        };
+      };
+      /** @description Bad request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Missing or wrong bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuthError'];
+        };
+      };
+      /** @description Navigator not initialized, or server not configured */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  'get-recordings-recordings': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            page_id: string | null;
+            recording: boolean;
+            recordings: {
+              id: string;
+              plugin: string;
+              page_id: string;
+              time: string;
+              duration_ms: number;
+              outcome: string;
+              frames: number;
+              size: number;
+              missing: string | null;
+            }[];
+          };
+        };
+      };
+      /** @description Bad request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Missing or wrong bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuthError'];
+        };
+      };
+      /** @description Navigator not initialized, or server not configured */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  'get-recordings-recording': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            page_id: string | null;
+            recording: {
+              id: string;
+              plugin: string;
+              page_id: string;
+              time: string;
+              duration_ms: number;
+              /** @enum {string} */
+              outcome: 'ok' | 'failed' | 'crashed' | 'timeout' | 'refused';
+              frames: number;
+              width: number;
+              height: number;
+              fps: number;
+              truncated: boolean;
+              missing: string | null;
+            };
+          };
+        };
+      };
+      /** @description Bad request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Missing or wrong bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuthError'];
+        };
+      };
+      /** @description Navigator not initialized, or server not configured */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  'get-recordings-recording-file': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description image/png */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'image/png': string;
         };
       };
       /** @description Bad request */

@@ -39,6 +39,8 @@ export class CallTrail {
 
 export interface FailedCall {
   plugin: string;
+  /** The call's recording, named in meta.json. */
+  recording?: string;
   page: ManagedPage;
   /** Epoch ms when the call started. */
   startedAt: number;
@@ -57,6 +59,29 @@ const failed = (what: PromiseSettledResult<unknown>): string =>
 
 /** Does `text` hold a secret (any of its forms)? */
 const holdsSecret = (secrets: SecretValues, text: string): boolean => secrets.redact(text) !== text;
+
+/**
+ * Why pixels of a page must not be kept, or null. Pixels cannot be redacted: a page whose HTML
+ * holds a secret, or whose HTML could not be read to tell, keeps none.
+ */
+export function pixelsWithheld(secrets: SecretValues, pageText: string | null): string | null {
+  if (pageText === null) return 'withheld: the page HTML could not be checked for secrets';
+  if (holdsSecret(secrets, pageText)) return 'withheld: the page holds a secret value';
+  return null;
+}
+
+/** The page's HTML (null: it did not answer within BUNDLE_READ_MS), read in our own world. */
+export async function pageTextOf(mp: ManagedPage): Promise<string | null> {
+  const call = new Call(BUNDLE_READ_MS, () => new Timeout('Reading the page took too long'));
+  try {
+    const parsed = (await readPageHtml(mp, call)).content.parse();
+    return typeof parsed === 'string' ? parsed : '';
+  } catch {
+    return null;
+  } finally {
+    call.end();
+  }
+}
 
 /**
  * Writes what a failed plugin call left: a screenshot, the page's HTML (read in our isolated
@@ -86,12 +111,11 @@ export async function takeBundle(deps: BundleDeps, f: FailedCall): Promise<strin
     files['page.html'] = clean(pageText);
   } else missing['page.html'] = clean(failed(html));
   if (shot.status === 'rejected') missing['screenshot.png'] = clean(failed(shot));
-  else if (pageText === null)
-    // Pixels cannot be redacted: without the HTML nobody can tell the page shows no secret.
-    missing['screenshot.png'] = 'withheld: the page HTML could not be checked for secrets';
-  else if (holdsSecret(secrets, pageText))
-    missing['screenshot.png'] = 'withheld: the page holds a secret value';
-  else files['screenshot.png'] = Buffer.from(shot.value, 'base64');
+  else {
+    const why = pixelsWithheld(secrets, pageText);
+    if (why) missing['screenshot.png'] = why;
+    else files['screenshot.png'] = Buffer.from(shot.value, 'base64');
+  }
 
   const capture = deps.captures.get(mp.id);
   if (capture) {
@@ -121,6 +145,7 @@ export async function takeBundle(deps: BundleDeps, f: FailedCall): Promise<strin
       message: clean(errorMessage(err)),
     },
     missing,
+    ...(f.recording ? { recording: f.recording } : {}),
   };
   files['meta.json'] = clean(JSON.stringify(meta, null, 2));
   await deps.store.write(id, files);

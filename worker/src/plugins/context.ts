@@ -19,6 +19,7 @@ import { MediaCapExceeded } from '../media/store';
 import type { VisionClient } from '../vision/client';
 import { VisionError } from '../vision/client';
 import { viewportShot } from '../vision/viewport-shot';
+import type { Recorder } from '../recording/recorder';
 import type { BundleStore } from './bundle-store';
 import type { CallTrail } from './bundle';
 import type { LoadedPlugin } from './discover';
@@ -41,6 +42,8 @@ export interface ContextDeps {
   secrets: SecretValues;
   /** Where failed calls leave their bundles; none: no bundles. */
   bundles?: BundleStore;
+  /** Records the screen during each call; none: recording is off. */
+  recorder?: Recorder;
 }
 
 /** How long `network.settled` waits for the capture's pending bodies by default, and how often it looks. */

@@ -32,6 +32,7 @@ const meta = Joi.object({
     message: str.allow('').required(),
   }).required(),
   missing: Joi.object().pattern(str, str.allow('')).required(),
+  recording: str.description("The id of the call's recording (GET /api/v1/recordings/{id})"),
 }).label('BundleMeta');
 
 /** The failure bundles that failed plugin calls left (docs/api.md, Failure bundles). */

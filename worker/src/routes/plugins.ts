@@ -7,7 +7,7 @@ import type { PluginResult } from '../http/metrics';
 import type { Body, HeldContext, HeldRouteDef, Route } from '../http/route';
 import { heldRoute, route } from '../http/route';
 import { envelope } from '../http/schemas';
-import { CallTrail, takeBundle } from '../plugins/bundle';
+import { CallTrail, pageTextOf, pixelsWithheld, takeBundle } from '../plugins/bundle';
 import type { ContextDeps } from '../plugins/context';
 import { pluginContext } from '../plugins/context';
 import type { Discovery, LoadedPlugin } from '../plugins/discover';
@@ -151,6 +151,19 @@ function pluginRoutes(p: LoadedPlugin, deps: PluginRouteDeps): Route[] {
     if (why) throw new BadRequest(why, ctx.page.id);
     // Past validation the call touches the page: from here a failure leaves a bundle.
     const trail = new CallTrail();
+    const context = pluginContext(p, ctx.page, ctx.call, deps, trail);
+    const run = (): Promise<unknown> => p.module.run(context, ctx.body);
+    // From here nothing throws before the run, whose every way out stops the recording.
+    const recording = deps.recorder?.start({ plugin: p.name, pageId: ctx.page.id });
+    const stopRecording = async (outcome: PluginResult): Promise<void> => {
+      try {
+        await recording?.finish(outcome, async () =>
+          pixelsWithheld(deps.secrets, await pageTextOf(ctx.page)),
+        );
+      } catch (e) {
+        deps.logger.error('recording not written', { plugin: p.name, err: e });
+      }
+    };
     const bundles = deps.bundles;
     if (bundles) {
       const startedAt = Date.now();
@@ -160,7 +173,7 @@ function pluginRoutes(p: LoadedPlugin, deps: PluginRouteDeps): Route[] {
         try {
           const id = await takeBundle(
             { store: bundles, captures: deps.captures, secrets: deps.secrets },
-            { plugin: p.name, page: ctx.page, startedAt, err, trail },
+            { plugin: p.name, page: ctx.page, startedAt, err, trail, recording: recording?.id },
           );
           if (err instanceof ApiError) err.debugId = id;
         } catch (e) {
@@ -168,14 +181,15 @@ function pluginRoutes(p: LoadedPlugin, deps: PluginRouteDeps): Route[] {
         }
       });
     }
-    const context = pluginContext(p, ctx.page, ctx.call, deps, trail);
-    const run = (): Promise<unknown> => p.module.run(context, ctx.body);
     try {
       const out = await execute(p, run, ctx.page.id, ctx.call.signal, deps, trail);
       deps.outcome?.(p.name, 'ok');
+      await stopRecording('ok');
       return out;
     } catch (err) {
-      deps.outcome?.(p.name, resultOf(err, ctx.call.signal.aborted));
+      const result = resultOf(err, ctx.call.signal.aborted);
+      deps.outcome?.(p.name, result);
+      await stopRecording(result);
       throw err;
     }
   };

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { startVnc, startXvfb } from '@persona-browser/xvfb';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
 import type { VncTarget } from '../live';
@@ -8,18 +11,33 @@ import type { WorkerSettings } from './settings';
 
 type Settings = Pick<WorkerSettings, 'config' | 'logger'>;
 
-/** The worker's own virtual display, unless DISPLAY names one to use. */
-export const displayStep: StartupStep<Settings, { display: string; xvfb: VirtualDisplay | null }> =
-  {
-    name: 'display',
-    async start({ config, logger }) {
-      if (config.display) return { display: config.display, xvfb: null };
-      const xvfb = await startXvfb();
-      logger.info('virtual display started', { display: xvfb.display, pid: xvfb.pid });
-      return { display: xvfb.display, xvfb };
-    },
-    stop: ({ xvfb }) => xvfb?.stop(),
-  };
+/** Where the screen's file goes: in memory where the machine has /dev/shm. */
+function framebufferDir(): string {
+  const base = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+  return fs.mkdtempSync(path.join(base, 'persona-screen-'));
+}
+
+/**
+ * The worker's own virtual display, unless DISPLAY names one to use. With recording on, Xvfb
+ * keeps the screen in a file too (`framebuffer`), which recordings read.
+ */
+export const displayStep: StartupStep<
+  Settings,
+  { display: string; xvfb: VirtualDisplay | null; framebuffer: string | null }
+> = {
+  name: 'display',
+  async start({ config, logger }) {
+    if (config.display) return { display: config.display, xvfb: null, framebuffer: null };
+    const dir = config.recording ? framebufferDir() : undefined;
+    const xvfb = await startXvfb(undefined, undefined, { framebufferDir: dir });
+    logger.info('virtual display started', { display: xvfb.display, pid: xvfb.pid });
+    return { display: xvfb.display, xvfb, framebuffer: xvfb.framebuffer };
+  },
+  stop: async ({ xvfb, framebuffer }) => {
+    await xvfb?.stop();
+    if (framebuffer) fs.rmSync(path.dirname(framebuffer), { recursive: true, force: true });
+  },
+};
 
 /** x11vnc on VNC_PORT (localhost), when it is set. */
 export const vncStep: StartupStep<Settings & { display: string }, { vnc: VncProcess | null }> = {

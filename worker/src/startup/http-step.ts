@@ -18,6 +18,9 @@ import type { MediaStore } from '../media/store';
 import { workerVersion } from '../paths';
 import { BundleStore } from '../plugins/bundle-store';
 import { pluginRandom } from '../plugins/random';
+import type { Grab } from '../recording/recorder';
+import { fileGrab, Recorder, xwdGrab } from '../recording/recorder';
+import { RecordingStore } from '../recording/recording-store';
 import { ProxyErrors } from '../system-info';
 import { sleep } from '../util';
 import { VisionClient } from '../vision/client';
@@ -29,6 +32,10 @@ const DRAIN_MS = 5_000;
 
 /** What the REST service serves: everything the steps before it started. */
 type Served = WorkerSettings & {
+  /** The X display the browser shows on (recordings are taken of it). */
+  display: string;
+  /** The screen as a file Xvfb keeps (the worker's own display, recording on), else null. */
+  framebuffer: string | null;
   relay: ProxyRelay | null;
   liveVnc: VncTarget;
   media: MediaStore;
@@ -50,6 +57,24 @@ export interface Listening {
 function boundPort(server: http.Server, asked: number): number {
   const address = server.address();
   return typeof address === 'object' && address !== null ? address.port : asked;
+}
+
+/** The screen: the file Xvfb keeps, else `xwd -root` of a display the worker was given. */
+const screenGrab = (ready: Served): Grab =>
+  ready.framebuffer ? fileGrab(ready.framebuffer) : xwdGrab(ready.display);
+
+/** Recordings of the screen, in `dataDir/recordings/`. */
+function recorderOf(
+  r: NonNullable<WorkerSettings['config']['recording']>,
+  dataDir: string,
+  grab: Grab,
+): Recorder {
+  const store = new RecordingStore({
+    dir: path.join(dataDir, 'recordings'),
+    capBytes: r.capBytes,
+    maxAgeMs: r.retentionMs,
+  });
+  return new Recorder({ store, grab, fps: r.fps, maxBytes: r.capBytes });
 }
 
 /** The REST service, the panel and the live view, listening on PORT. */
@@ -116,6 +141,9 @@ export const httpStep: StartupStep<Served, Listening> = {
           capBytes: config.bundleCapBytes,
           maxAgeMs: config.bundleRetentionMs,
         }),
+        recorder: config.recording
+          ? recorderOf(config.recording, config.dataDir, screenGrab(ready))
+          : undefined,
       },
       shutdown: () => ready.exit('kill endpoint'),
     });

@@ -1,0 +1,104 @@
+import { isRecord } from '@persona-browser/service-kit';
+import type { DatedFoldersOptions } from '../plugins/dated-folders';
+import { DatedFolders } from '../plugins/dated-folders';
+
+/** The file of a recording: an animated PNG (browsers play it in an <img>). */
+export const RECORDING_FILE = 'recording.png';
+
+/** How a recorded call ended (the plugin outcome counter's words). */
+export type RecordingOutcome = 'ok' | 'failed' | 'crashed' | 'timeout' | 'refused';
+
+/** What meta.json says of a recorded call; the store reads only these fields back. */
+export interface RecordingMeta {
+  id: string;
+  plugin: string;
+  page_id: string;
+  /** ISO 8601, UTC: when the recording started. */
+  time: string;
+  duration_ms: number;
+  outcome: RecordingOutcome;
+  /** Frames in the file (a screen that did not change adds none), and their size. */
+  frames: number;
+  width: number;
+  height: number;
+  /** The frames a second it was taken at. */
+  fps: number;
+  /** Stopped early at the size cap. */
+  truncated: boolean;
+  /** Why there is no file (a secret on the page, the display unreadable); null: there is one. */
+  missing: string | null;
+}
+
+export interface RecordingSummary {
+  id: string;
+  plugin: string;
+  page_id: string;
+  time: string;
+  duration_ms: number;
+  outcome: string;
+  frames: number;
+  /** Bytes of its files. */
+  size: number;
+  missing: string | null;
+}
+
+const text = (v: unknown): v is string => typeof v === 'string';
+
+function isMeta(v: unknown): v is RecordingMeta {
+  if (!isRecord(v)) return false;
+  return text(v.plugin) && text(v.page_id) && text(v.time) && text(v.outcome);
+}
+
+/**
+ * The screen recordings of plugin calls, one folder each (`meta.json` and, unless withheld,
+ * `recording.png`), kept within a size cap and an age as failure bundles are.
+ */
+export class RecordingStore {
+  private readonly folders: DatedFolders<RecordingMeta>;
+
+  constructor(opts: DatedFoldersOptions) {
+    this.folders = new DatedFolders(opts, isMeta);
+  }
+
+  get dir(): string {
+    return this.folders.dir;
+  }
+
+  nextId(): { id: string; time: Date } {
+    return this.folders.nextId();
+  }
+
+  write(meta: RecordingMeta, file: Buffer | null): Promise<void> {
+    return this.folders.write(meta.id, {
+      'meta.json': JSON.stringify(meta, null, 2),
+      [RECORDING_FILE]: file ?? undefined,
+    });
+  }
+
+  /** Every recording, newest first. */
+  list(): RecordingSummary[] {
+    return this.folders
+      .entries()
+      .map(({ id, meta, size }) => ({
+        id,
+        plugin: meta?.plugin ?? '',
+        page_id: meta?.page_id ?? '',
+        time: meta?.time ?? '',
+        duration_ms: meta?.duration_ms ?? 0,
+        outcome: meta?.outcome ?? '',
+        frames: meta?.frames ?? 0,
+        size,
+        missing: meta?.missing ?? null,
+      }))
+      .reverse();
+  }
+
+  meta(id: string): RecordingMeta | null {
+    return this.folders.meta(id);
+  }
+
+  /** The animated PNG of a recording; null for an unknown id or one without a file. */
+  file(id: string): Buffer | null {
+    return this.folders.read(id, RECORDING_FILE);
+  }
+}
