@@ -79,6 +79,14 @@ RUN npx tsc -b contracts service-kit plugin-sdk xvfb plugins worker waker superv
 # ---- runtime: Chromium, Xvfb, x11vnc, tini, git (the waker reads the commit of the checkout it is given), and the built app ----
 FROM ${BASE}
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# dpkg leaves out the packages' manuals, documentation (their copyright files stay) and message
+# translations: about 85 MB that every registry push, node pull and image load would carry.
+# Chromium's own locales (/usr/lib/chromium/locales) and the fonts are elsewhere and stay.
+RUN printf '%s\n' \
+       'path-exclude=/usr/share/doc/*' 'path-include=/usr/share/doc/*/copyright' \
+       'path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/*' \
+       'path-exclude=/usr/share/locale/*' 'path-include=/usr/share/locale/locale.alias' \
+       > /etc/dpkg/dpkg.cfg.d/01-persona-slim
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -qq \
     && apt-get install -y -qq --no-install-recommends \

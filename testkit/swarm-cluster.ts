@@ -290,11 +290,16 @@ export class SwarmCluster {
         await attempt(`delete namespace ${ns}`, () => run('ip', ['netns', 'delete', ns]));
       }
     }
-    // A veth pair goes with its namespace; the host's end is removed when it did not.
+    // A veth pair goes with its namespace (the kernel may take a moment after the delete); the
+    // host's end is removed when it did not go by itself.
+    const gone = (link: string): boolean => !fs.existsSync(`/sys/class/net/${link}`);
     for (const link of [...this.engines.map((e) => e.hostVeth), this.bridge]) {
-      if (fs.existsSync(`/sys/class/net/${link}`)) {
-        await attempt(`delete ${link}`, () => run('ip', ['link', 'delete', link]));
-      }
+      if (gone(link)) continue;
+      await attempt(`delete ${link}`, () =>
+        run('ip', ['link', 'delete', link]).catch((err: unknown) => {
+          if (!gone(link)) throw err;
+        }),
+      );
     }
     if (this.ruleAdded) {
       await attempt('remove the FORWARD rule', () => run('iptables', ['-D', ...this.forwardRule]));
