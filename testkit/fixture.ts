@@ -69,6 +69,14 @@ export async function startFixture(): Promise<Fixture> {
         setTimeout(() => html(200, page('Slow page', `<p>after ${ms} ms</p>`)), ms);
         return;
       }
+      case '/late-body': {
+        // The headers at once, the body `ms` later: a page's fetch resolves before it ends.
+        const ms = Number(url.searchParams.get('ms') ?? '500');
+        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+        res.flushHeaders();
+        setTimeout(() => res.end(`late body after ${ms} ms`), ms);
+        return;
+      }
       case '/hang':
         // Never answers: the navigation can only end by timing out.
         hanging.add(res);

@@ -137,6 +137,19 @@ const root = writePluginTree(
       } };`,
     },
     {
+      name: 'demo/settle-fetch',
+      manifest: manifest([]),
+      js: `module.exports.default = { async run(ctx) {
+        await ctx.page.goto(ctx.setting('DEMO_BASE_URL') + '/');
+        // The page's fetch resolves on the headers; the body is still on its way.
+        const status = await ctx.page.evaluate(() => fetch('/late-body?ms=400').then((r) => r.status));
+        const settled = await ctx.network.settled();
+        const lines = await ctx.network.http({ resource_type: 'fetch', include_body: true });
+        return { status, settled,
+          body: lines.some((l) => (l.body || '').includes('late body after 400 ms')) };
+      } };`,
+    },
+    {
       name: 'demo/nosy',
       manifest: manifest([]),
       js: `module.exports.default = { async run(ctx) { return { key: ctx.setting('SERVICE_KEY') }; } };`,
@@ -342,6 +355,11 @@ describe('a plugin call', () => {
   test('waits until the capture has read the bodies of finished responses', async () => {
     const r = await run('demo/settle');
     expect(r.body).toMatchObject({ success: true, settled: true, body: true });
+  });
+
+  test('waits for a response the page has headers of but whose body is still coming', async () => {
+    const r = await run('demo/settle-fetch');
+    expect(r.body).toMatchObject({ success: true, status: 200, settled: true, body: true });
   });
 
   test('registers its family blacklist for the site of its base URL', async () => {

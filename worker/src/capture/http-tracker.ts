@@ -25,9 +25,15 @@ export class HttpTracker {
   private readonly endedNavs = new Map<string, Tracked>();
   private readonly bodies: BodyReader;
 
-  /** Bodies of finished responses not read yet: their lines are not in the lists yet. */
-  get pendingBodies(): number {
-    return this.bodies.pending;
+  /**
+   * Responses the page has received whose lines are not in the lists yet: those still loading
+   * (a page's fetch resolves on the headers, before the body ends) and finished ones whose body
+   * is being read.
+   */
+  get unsettled(): number {
+    let loading = 0;
+    for (const t of this.requests.values()) if (t.response && this.ctx.doc.fresh(t)) loading += 1;
+    return loading + this.bodies.pending;
   }
 
   constructor(private readonly ctx: CaptureContext) {

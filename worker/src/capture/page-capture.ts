@@ -117,9 +117,9 @@ export class PageCapture {
     return this.cdp;
   }
 
-  /** Text bodies of finished responses still being read (lines that will appear shortly). */
-  pendingBodies(): number {
-    return this.http.pendingBodies;
+  /** Received responses whose lines are not in yet (still loading, or their body being read). */
+  unsettled(): number {
+    return this.http.unsettled;
   }
 
   query(filter: QueryFilter): Promise<QueryResult> {

@@ -6,12 +6,15 @@ import { capturePng } from '../browser/page-actions';
 import { readPageHtml } from '../browser/page-html';
 import type { CaptureRegistry } from '../capture/registry';
 import { ApiError, Timeout } from '../errors';
+import { sleep } from '../util';
 import type { BundleFile, BundleMeta, BundleStore } from './bundle-store';
 
 /** How long reading the page (screenshot and HTML, side by side) may take: it may be hung. */
 export const BUNDLE_READ_MS = 2_500;
 /** The newest captured lines a bundle keeps, of each list. */
 export const BUNDLE_NETWORK_LINES = 100;
+/** How long a bundle waits for responses the page received to get their lines (see settled). */
+const BUNDLE_SETTLE_MS = 1_000;
 
 /** One line the call logged, as its log.jsonl keeps it. */
 interface TrailLine {
@@ -119,6 +122,9 @@ export async function takeBundle(deps: BundleDeps, f: FailedCall): Promise<strin
 
   const capture = deps.captures.get(mp.id);
   if (capture) {
+    // The call's last responses are what a bundle is read for: a moment for them to land.
+    const settleBy = performance.now() + BUNDLE_SETTLE_MS;
+    while (capture.unsettled() > 0 && performance.now() < settleBy) await sleep(50);
     const lines = await capture.query({ since: 0, includeBody: false });
     const network = {
       http: lines.http.slice(-BUNDLE_NETWORK_LINES),

@@ -46,7 +46,7 @@ export interface ContextDeps {
   recorder?: Recorder;
 }
 
-/** How long `network.settled` waits for the capture's pending bodies by default, and how often it looks. */
+/** How long `network.settled` waits for received responses' lines by default, and how often it looks. */
 const SETTLE_WAIT_MS = 5_000;
 const SETTLE_POLL_MS = 50;
 
@@ -103,7 +103,7 @@ export function pluginContext(
       async settled(timeoutMs = SETTLE_WAIT_MS): Promise<boolean> {
         const until = performance.now() + Math.min(timeoutMs, call.remainingMs());
         for (;;) {
-          if ((capture()?.pendingBodies() ?? 0) === 0) return true;
+          if ((capture()?.unsettled() ?? 0) === 0) return true;
           if (performance.now() >= until) return false;
           await call.sleep(SETTLE_POLL_MS);
         }
