@@ -1753,6 +1753,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/{page_id}/plugin/social/site-check': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Checks that the site still has every selector and API key the social plugins rely on: the feed, a profile (the handle given, else the persona's own) and one of its posts, opened from the grid.
+     * @description Checks that the site still has every selector and API key the social plugins rely on: the feed, a profile (the handle given, else the persona's own) and one of its posts, opened from the grid. Reads only: never follows, likes, posts or submits a form. Answers each item found or missing; success false naming the missing ones (and a failure bundle).
+     *
+     *     Docs: `GET /api/v1/plugins/social/site-check/docs`.
+     */
+    post: operations['post-plugins-social/site-check'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/{page_id}/plugin/social/state': {
     parameters: {
       query?: never;
@@ -9603,6 +9625,108 @@ export interface operations {
             has_previous: boolean;
             has_next: boolean;
             page_url: string;
+            message: string;
+          };
+        };
+      };
+      /** @description Bad request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Missing or wrong bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuthError'];
+        };
+      };
+      /** @description Page not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Page busy past the wait timeout */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Page leased by another client */
+      423: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Navigator not initialized, or server not configured */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  'post-plugins-social/site-check': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description lease token, required while the page is leased */
+        'X-Lease'?: string;
+      };
+      path: {
+        page_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description a profile with posts; default: the persona's own */
+          handle?: string;
+          /** @description the post of the profile to open; default: its first grid tile */
+          shortcode?: string;
+          /**
+           * @description how long a page may take to show every mark before one counts as missing
+           * @default 8
+           */
+          wait_s?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            page_id: string | null;
+            checked: number;
+            missing_count: number;
+            items: unknown[];
+            missing: unknown[];
             message: string;
           };
         };
