@@ -1,7 +1,9 @@
 import http from 'node:http';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import type { AddressInfo } from 'node:net';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
 import {
+  KEY,
   ROOT,
   call,
   freePort,
@@ -147,4 +149,41 @@ test('a run on demand answers its outcome; a bad family, persona or SITE_CHECKS 
     outcomes: [],
     error: expect.stringContaining('"SITE_CHECKS" names family "nosuch"'),
   });
+});
+
+test('the panel: a button runs the check now, and the outcome names what is missing', async () => {
+  const client = await launchClientBrowser();
+  try {
+    const page = await client.browser.newPage();
+    await page.goto(`${waker.url}/`);
+    await page.waitForSelector('#key-input', { visible: true });
+    await page.type('#key-input', KEY);
+    await page.click('#key-save');
+    const button = 'button[data-action="site-check"][data-persona="alice"][data-family="social"]';
+    await page.waitForSelector(button, { visible: true });
+    await page.click(button);
+    // The run's answer comes back as a message; the row shows the outcome with the names.
+    await page.waitForFunction(
+      () =>
+        document.querySelector('#messages')?.textContent?.includes('Site check social of alice'),
+      { timeout: 30_000 },
+    );
+    const line = '[data-field="site-check"][data-family="social"]';
+    await page.waitForSelector(`tr[data-persona="alice"] ${line}[data-result="missing"]`, {
+      timeout: 30_000,
+    });
+    const shown = await page.$eval(`tr[data-persona="alice"] ${line}`, (e) => ({
+      text: e.textContent,
+      title: e.getAttribute('title'),
+    }));
+    expect(shown.text).toMatch(/^social: \d+ of \d+ missing$/);
+    expect(shown.title).toContain('SELECTORS.feedArticle');
+    expect(shown.title).toContain('Failure bundle: ');
+    // Bob has no SITE_CHECKS that could be read: his row says why.
+    expect(await page.$eval('tr[data-persona="bob"] .site-checks', (e) => e.textContent)).toContain(
+      '"SITE_CHECKS" names family "nosuch"',
+    );
+  } finally {
+    await client.close();
+  }
 });

@@ -175,6 +175,16 @@ export const ROUTES: RouteDef[] = [
     },
   },
   {
+    name: 'site-checks-all',
+    method: 'get',
+    path: '/api/site-checks',
+    auth: true,
+    handler: async ({ deps }) => {
+      if (!deps.siteChecks) throw new UnknownRoute();
+      return { personas: deps.siteChecks.all() };
+    },
+  },
+  {
     name: 'site-check-run',
     method: 'post',
     path: `${WAKER_PATHS.personas}/:name/site-checks/:family`,
