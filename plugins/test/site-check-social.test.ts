@@ -79,3 +79,10 @@ test('with the markup and the API changed, exactly the changed marks are missing
     world.site.setChanges({});
   }
 });
+
+test('control: a workflow that writes (social/follow) is what the "nothing submitted" guard sees', async () => {
+  await world.navigate('/wanderer.jo/');
+  expect(submitted()).toEqual([]);
+  expect(await world.post('follow', { handle: 'wanderer.jo' })).toMatchObject({ success: true });
+  expect(submitted()).toEqual(['POST /web/friendships/wanderer.jo/follow/', 'follow wanderer.jo']);
+});

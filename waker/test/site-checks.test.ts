@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import http from 'node:http';
+import path from 'node:path';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import type { AddressInfo } from 'node:net';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
@@ -186,4 +188,28 @@ test('the panel: a button runs the check now, and the outcome names what is miss
   } finally {
     await client.close();
   }
+});
+
+test('check:sites --persona finds the persona through the waker and prints the table', async () => {
+  const cli = path.join(ROOT, 'waker', 'dist', 'site-checks', 'cli.js');
+  const args = [cli, 'social', '--persona', 'alice', '--waker', waker.url, '--key', KEY];
+  const { code, stdout } = await new Promise<{ code: number; stdout: string }>((resolve) =>
+    execFile(
+      process.execPath,
+      [...args, '--param', 'handle=natgeo', '--param', 'wait_s=0'],
+      (err, out) => resolve({ code: err ? Number(err.code) : 0, stdout: out }),
+    ),
+  );
+  expect(code).toBe(1);
+  expect(stdout).toMatch(/^found +selector +SELECTORS\.leftNav +feed$/m);
+  expect(stdout).toMatch(/^MISSING +selector +SELECTORS\.feedArticle +feed$/m);
+  expect(stdout).toMatch(/^social: \d+ of \d+ missing: SELECTORS\.searchEntry, /m);
+  // Bad arguments: exit 2 and the usage.
+  const bad = await new Promise<{ code: number; stderr: string }>((resolve) =>
+    execFile(process.execPath, [cli, 'bank', '--persona', 'alice'], (err, _out, stderr) =>
+      resolve({ code: err ? Number(err.code) : 0, stderr }),
+    ),
+  );
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toMatch(/^unknown family bank\nusage: npm run check:sites/);
 });

@@ -9,8 +9,12 @@ export const SITE_CHECK_ROUTES: Readonly<Record<string, string>> = {
   social: 'social/site-check',
 };
 
-/** The page the check runs on, created for it and closed after. */
-export const SITE_CHECK_PAGE = 'site-check';
+/**
+ * The page a run uses, created for it and closed after: one of its own, so that two runs at
+ * once (the schedule's and a person's) never close each other's page.
+ */
+const runPage = (): string =>
+  `site-check-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 
 export interface SiteCheckItem {
   name: string;
@@ -97,19 +101,10 @@ export async function runSiteCheck(run: SiteCheckRun): Promise<SiteCheckOutcome>
     );
   }
   const signal = AbortSignal.timeout(run.timeoutMs ?? 150_000);
+  const page = runPage();
   try {
-    // A page of its own: a duplicate id (a run left it) is a 400 the check goes past.
-    await call(run, 'POST', '/api/v1/ops/create-page', { page_id: SITE_CHECK_PAGE }, signal);
-    const r = await call(
-      run,
-      'POST',
-      `/api/v1/${SITE_CHECK_PAGE}/plugin/${route}`,
-      run.params ?? {},
-      signal,
-    );
-    await call(run, 'POST', `/api/v1/ops/${SITE_CHECK_PAGE}/destroy-page`, {}, signal).catch(
-      () => undefined,
-    );
+    await call(run, 'POST', '/api/v1/ops/create-page', { page_id: page }, signal);
+    const r = await call(run, 'POST', `/api/v1/${page}/plugin/${route}`, run.params ?? {}, signal);
     const items = itemsOf(r.body.items);
     const missing = items.filter((i) => !i.found).map((i) => i.name);
     const debug_id = typeof r.body.debug_id === 'string' ? r.body.debug_id : null;
@@ -127,6 +122,10 @@ export async function runSiteCheck(run: SiteCheckRun): Promise<SiteCheckOutcome>
     return done({ ok: false, checked: 0, missing: [], items: [], error: why, debug_id });
   } catch (err) {
     return fail(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+  } finally {
+    // The page goes whatever happened (its bundle is already written).
+    const closing = AbortSignal.timeout(10_000);
+    await call(run, 'POST', `/api/v1/ops/${page}/destroy-page`, {}, closing).catch(() => undefined);
   }
 }
 
