@@ -1,5 +1,5 @@
 // persona-browser fleet panel: each persona's site checks (SITE_CHECKS), in its actions cell:
-// a button per family that runs the check now, and the newest outcome of each family.
+// a button per family its SITE_CHECKS schedules, which runs the check now, and the newest outcome of each family.
 //
 // Stable hooks: `button[data-action="site-check"][data-persona][data-family]`, and the outcome
 // `[data-field="site-check"][data-family]` with `data-result="ok|missing|error|running"`; its
@@ -10,11 +10,9 @@ import { api, notify, state } from './core.js';
 /**
  * @typedef {{ family: string, ok: boolean, checked: number, missing: string[], error: string | null,
  *   debug_id: string | null, at: string }} Outcome
- * @typedef {{ persona: string, error: string | null, outcomes: Outcome[], running: string[] }} PersonaChecks
+ * @typedef {{ persona: string, error: string | null, schedule: { family: string }[], outcomes: Outcome[],
+ *   running: string[] }} PersonaChecks
  */
-
-/** The families with a check (the waker's SITE_CHECK_ROUTES). */
-const FAMILIES = ['social'];
 
 /** @type {Map<string, PersonaChecks>} the newest read, by persona */
 const checks = new Map();
@@ -37,23 +35,30 @@ export async function refreshSiteChecks() {
   changed();
 }
 
-/** A persona's buttons and outcome lines, made once per row. @param {string} name */
-export function siteCheckParts(name) {
-  const box = el('div', { className: 'site-checks' });
-  for (const family of FAMILIES) {
-    const b = el(
-      'button',
-      {
-        className: 'secondary',
-        attrs: { type: 'button', 'aria-label': 'Check the ' + family + ' site of ' + name },
-        data: { action: 'site-check', persona: name, family },
-      },
-      'Check ' + family,
-    );
-    b.addEventListener('click', () => void runNow(name, family));
-    box.append(b);
-  }
-  return box;
+/** A persona's site checks: its box, made once per row (filled by updateSiteChecks). @param {string} _name */
+export function siteCheckParts(_name) {
+  return el('div', { className: 'site-checks' });
+}
+
+/** The button that runs `family`'s check of `name` now, made the first time it is needed. */
+function buttonFor(
+  /** @type {HTMLElement} */ box,
+  /** @type {string} */ name,
+  /** @type {string} */ family,
+) {
+  for (const b of box.querySelectorAll('button')) if (b.dataset.family === family) return b;
+  const b = el(
+    'button',
+    {
+      className: 'secondary',
+      attrs: { type: 'button', 'aria-label': 'Check the ' + family + ' site of ' + name },
+      data: { action: 'site-check', persona: name, family },
+    },
+    'Check ' + family,
+  );
+  b.addEventListener('click', () => void runNow(name, family));
+  box.append(b);
+  return b;
 }
 
 /** @param {HTMLElement} box @param {string} name */
@@ -61,15 +66,20 @@ export function updateSiteChecks(box, name) {
   const p = checks.get(name);
   const lines = [];
   if (p?.error) lines.push(el('div', { className: 'error-text' }, text(p.error)));
-  for (const family of FAMILIES) {
+  // A button per family the persona's SITE_CHECKS schedules (or that has an outcome).
+  const families = [
+    ...new Set([
+      ...(p?.schedule ?? []).map((c) => text(c.family)),
+      ...(p?.outcomes ?? []).map((o) => text(o.family)),
+    ]),
+  ];
+  for (const family of families) {
     // A click during a scheduled run joins it: only the panel's own run disables the button.
     const clicked = state.busy.has(name + '/site-check/' + family);
     const running = clicked || (p?.running ?? []).includes(family);
-    const button = box.querySelector('button[data-family="' + family + '"]');
-    if (button instanceof HTMLButtonElement) {
-      button.disabled = clicked;
-      button.textContent = clicked ? 'Checking…' : 'Check ' + family;
-    }
+    const button = buttonFor(box, name, family);
+    button.disabled = clicked;
+    button.textContent = clicked ? 'Checking…' : 'Check ' + family;
     const o = p?.outcomes.find((x) => x.family === family);
     if (!o && !running) continue;
     let result = 'running';
@@ -106,7 +116,7 @@ export function updateSiteChecks(box, name) {
   }
   const sig = JSON.stringify([
     p ?? null,
-    ...FAMILIES.map((f) => state.busy.has(name + '/site-check/' + f)),
+    ...families.map((f) => state.busy.has(name + '/site-check/' + f)),
   ]);
   if (box.dataset.sig === sig) return;
   box.dataset.sig = sig;

@@ -141,7 +141,7 @@ test('a run on demand answers its outcome; a bad family, persona or SITE_CHECKS 
   const bad = await call(`${waker.url}/api/personas/alice/site-checks/bank`, { method: 'POST' });
   expect(bad).toMatchObject({
     status: 400,
-    body: { success: false, error: 'No site check for family bank: one of social' },
+    body: { success: false, error: 'No site check for family bank: one of social, archive' },
   });
   const nobody = await call(`${waker.url}/api/personas/nobody/site-checks`);
   expect(nobody.status).toBe(404);

@@ -7,6 +7,7 @@
 /** The families with a site check, and their plugin's route. */
 export const SITE_CHECK_ROUTES: Readonly<Record<string, string>> = {
   social: 'social/site-check',
+  archive: 'archive/site-check',
 };
 
 /**
