@@ -31,7 +31,7 @@ function mediaOfItem(n: Json): ApiMedia {
   return video ? { type: 'video', url: video } : { type: 'img', url: image };
 }
 
-const HAS_MEDIA = [
+export const HAS_MEDIA = [
   'video_versions',
   'image_versions2',
   'carousel_media',

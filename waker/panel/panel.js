@@ -17,6 +17,7 @@ import { onMetrics, refreshMetrics, refreshRequests } from './charts.js';
 import { onNamesChange, onPersonasShown, refreshPersonas, renderPersonas } from './personas.js';
 import { onClusterChange } from './cluster.js';
 import { onNodesChange, refreshNodes, renderNodes } from './nodes.js';
+import { onSiteChecksChange, refreshSiteChecks } from './site-checks.js';
 import './updates.js';
 
 const METRICS_EVERY_MS = 5000;
@@ -42,6 +43,11 @@ addPoll(refreshPersonas, PERSONAS_EVERY_MS);
 addPoll(refreshMetrics, METRICS_EVERY_MS);
 addPoll(refreshRequests, REQUESTS_EVERY_MS);
 addPoll(refreshNodes, NODES_EVERY_MS);
+// Site checks run on schedules of hours: a read every 10 s shows one soon enough.
+onSiteChecksChange(() => {
+  if (state.personas) renderPersonas();
+});
+addPoll(refreshSiteChecks, 10000);
 
 if (typeof uPlot === 'undefined') {
   notify('error', 'The chart library did not load (/vendor/uplot/uPlot.iife.min.js): no plots.');

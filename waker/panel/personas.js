@@ -9,6 +9,7 @@
 import { byId, el, localTime, text } from '/ui/dom.js';
 import { ago, api, notify, state } from './core.js';
 import { nodeCell, showNodeColumn, updateNodeCell } from './cluster.js';
+import { siteCheckParts, updateSiteChecks } from './site-checks.js';
 
 /** @typedef {import('@persona-browser/contracts').PersonaInfo} PersonaInfo */
 /** @typedef {import('@persona-browser/contracts').ProxyStatus} ProxyStatus */
@@ -18,6 +19,7 @@ import { nodeCell, showNodeColumn, updateNodeCell } from './cluster.js';
  * @property {HTMLTableRowElement} tr
  * @property {Record<'name' | 'node' | 'state' | 'port' | 'proxy' | 'commit' | 'last' | 'usage' | 'links' | 'actions', HTMLTableCellElement>} cells
  * @property {Record<string, HTMLButtonElement>} buttons
+ * @property {HTMLElement} siteChecks its site checks' buttons and outcomes (site-checks.js)
  */
 
 /** @type {Action[]} */
@@ -133,8 +135,10 @@ function createRow(name) {
     buttons[a.action] = b;
     cells.actions.append(b);
   }
+  const siteChecks = siteCheckParts(name);
+  cells.actions.append(siteChecks);
   const tr = el('tr', { data: { persona: name } }, ...Object.values(cells));
-  return { tr, cells, buttons };
+  return { tr, cells, buttons, siteChecks };
 }
 
 /**
@@ -211,6 +215,7 @@ function updateRow(row, p) {
     const b = row.buttons[a.action];
     if (b) updateButton(b, p, a);
   }
+  updateSiteChecks(row.siteChecks, text(p.name));
 }
 
 /**

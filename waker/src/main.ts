@@ -22,6 +22,8 @@ import { FleetMetrics, MetricsSampler, personaRequests } from './metrics';
 import { watchParent } from './parent-watch';
 import { movePersona } from './persona-move';
 import { supervisorClient } from './supervisor-client';
+import { registerSiteCheckMetrics } from './site-checks/metrics';
+import { SiteChecks } from './site-checks/schedule';
 
 const PROGRAM = 'persona-browser waker';
 
@@ -89,6 +91,15 @@ async function main(): Promise<void> {
     (m) => m.stop(),
   );
 
+  // SITE_CHECKS of each persona.env: scheduled once the fleet has started (below).
+  const siteChecks = new SiteChecks({
+    personas: () => fleet.list().map(({ name }) => fleet.get(name).spec),
+    serviceKey: config.serviceKey,
+    logger,
+  });
+  registerSiteCheckMetrics(prometheus.registry, siteChecks);
+  life.onStop('site-checks', () => siteChecks.stop());
+
   const mcp = new FleetMcp({ fleet, serviceKey: config.serviceKey, logger, version: '0.1.0' });
   const app = createApp({
     fleet,
@@ -102,6 +113,7 @@ async function main(): Promise<void> {
       ? supervisorClient(config.supervisorUrl, config.serviceKey)
       : null,
     serviceKey: config.serviceKey,
+    siteChecks,
     logger,
     ...defaultStaticDirs(),
   });
@@ -137,6 +149,7 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (err) => logger.error('unhandled rejection', { err }));
 
   await fleet.start();
+  siteChecks.start();
   logger.info('fleet started', { personas: fleet.list().map((p) => `${p.name}:${p.state}`) });
 }
 

@@ -156,6 +156,7 @@ describe('the dashboard and alert rules in docs/monitoring', () => {
     expect(rules.map((r) => r.name).sort()).toEqual([
       'FleetMemoryNearBudget',
       'PersonaCrashLooping',
+      'SiteChanged',
       'SleepyPersonaFailingToWake',
     ]);
     const deadline = Date.now() + 15_000;
@@ -183,7 +184,7 @@ describe('the dashboard and alert rules in docs/monitoring', () => {
     const ok = execFileSync(PROMTOOL, ['check', 'rules', path.join(MONITORING, 'alerts.yml')], {
       encoding: 'utf8',
     });
-    expect(ok).toMatch(/SUCCESS: 3 rules found/);
+    expect(ok).toMatch(/SUCCESS: 4 rules found/);
     // The example reads the key from a file: here a scratch one, beside copies of both files.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-promtool-'));
     const keyFile = path.join(dir, 'key');

@@ -741,6 +741,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/{page_id}/plugin/archive/site-check': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Checks that the archive still has every selector the archive plugins rely on: the home page's forms, the lookup of a URL (its snapshot list, or the No results page) and its newest snapshot.
+     * @description Checks that the archive still has every selector the archive plugins rely on: the home page's forms, the lookup of a URL (its snapshot list, or the No results page) and its newest snapshot. Reads only: never submits a form. Answers each item found or missing; success false naming the missing ones (and a failure bundle).
+     *
+     *     Docs: `GET /api/v1/plugins/archive/site-check/docs`.
+     */
+    post: operations['post-plugins-archive/site-check'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/{page_id}/plugin/bank/bank-a/hydrate-login': {
     parameters: {
       query?: never;
@@ -1747,6 +1769,28 @@ export interface paths {
      *     Docs: `GET /api/v1/plugins/social/scroll-carousel/docs`.
      */
     post: operations['post-plugins-social/scroll-carousel'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/{page_id}/plugin/social/site-check': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Checks that the site still has every selector and API key the social plugins rely on: the feed, a profile (the handle given, else the persona's own) and one of its posts, opened from the grid.
+     * @description Checks that the site still has every selector and API key the social plugins rely on: the feed, a profile (the handle given, else the persona's own) and one of its posts, opened from the grid. Reads only: never follows, likes, posts or submits a form. Answers each item found or missing; success false naming the missing ones (and a failure bundle).
+     *
+     *     Docs: `GET /api/v1/plugins/social/site-check/docs`.
+     */
+    post: operations['post-plugins-social/site-check'];
     delete?: never;
     options?: never;
     head?: never;
@@ -5269,6 +5313,110 @@ export interface operations {
             url: string;
             from_check: boolean;
             current_url: string;
+            message: string;
+          };
+        };
+      };
+      /** @description Bad request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Missing or wrong bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuthError'];
+        };
+      };
+      /** @description Page not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Page busy past the wait timeout */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Page leased by another client */
+      423: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Navigator not initialized, or server not configured */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  'post-plugins-archive/site-check': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description lease token, required while the page is leased */
+        'X-Lease'?: string;
+      };
+      path: {
+        page_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /**
+           * Format: uri
+           * @description an address the archive has snapshots of, so the list and a snapshot are checked too
+           * @default https://example.com/
+           */
+          url?: string;
+          /**
+           * @description how long a page may take to show every mark before one counts as missing
+           * @default 8
+           */
+          wait_s?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            page_id: string | null;
+            checked: number;
+            missing_count: number;
+            items: unknown[];
+            missing: unknown[];
             message: string;
           };
         };
@@ -9662,6 +9810,108 @@ export interface operations {
             has_previous: boolean;
             has_next: boolean;
             page_url: string;
+            message: string;
+          };
+        };
+      };
+      /** @description Bad request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Missing or wrong bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuthError'];
+        };
+      };
+      /** @description Page not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Page busy past the wait timeout */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Page leased by another client */
+      423: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Navigator not initialized, or server not configured */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  'post-plugins-social/site-check': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description lease token, required while the page is leased */
+        'X-Lease'?: string;
+      };
+      path: {
+        page_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description a profile with posts; default: the persona's own */
+          handle?: string;
+          /** @description the post of the profile to open; default: its first grid tile */
+          shortcode?: string;
+          /**
+           * @description how long a page may take to show every mark before one counts as missing
+           * @default 8
+           */
+          wait_s?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            page_id: string | null;
+            checked: number;
+            missing_count: number;
+            items: unknown[];
+            missing: unknown[];
             message: string;
           };
         };

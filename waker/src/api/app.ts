@@ -7,6 +7,8 @@ import { SUPERVISOR_PATHS, WAKER_PATHS } from '@persona-browser/contracts';
 import type { Logger } from '@persona-browser/service-kit';
 import type { Persona } from '../persona';
 import type { FleetMcp } from './mcp';
+import type { SiteChecks } from '../site-checks/schedule';
+import { SITE_CHECK_ROUTES } from '../site-checks/run';
 import { IdentityWakeError, WakeError } from '../persona';
 import { UnknownPersona } from '../fleet';
 import { BudgetRefusal } from '../memory-budget';
@@ -44,6 +46,8 @@ export interface ApiDeps {
   supervisor: SupervisorClient | null;
   serviceKey: string | null;
   logger: Logger;
+  /** The personas' site checks (SITE_CHECKS), when the waker runs them. */
+  siteChecks?: SiteChecks;
   /** The fleet's MCP server (/mcp), when the waker serves one. */
   mcp?: FleetMcp;
   /** Folders of the fleet panel (`waker/panel`), the panels' shared files and uPlot's files. */
@@ -157,6 +161,45 @@ export const ROUTES: RouteDef[] = [
         hours,
         requests: await deps.requestsPerHour(persona, hours),
       };
+    },
+  },
+  {
+    name: 'site-checks',
+    method: 'get',
+    path: `${WAKER_PATHS.personas}/:name/site-checks`,
+    auth: true,
+    handler: async (ctx) => {
+      const persona = named(ctx);
+      const status = ctx.deps.siteChecks?.status(persona.name);
+      if (!status) throw new UnknownRoute();
+      return status;
+    },
+  },
+  {
+    name: 'site-checks-all',
+    method: 'get',
+    path: '/api/site-checks',
+    auth: true,
+    handler: async ({ deps }) => {
+      if (!deps.siteChecks) throw new UnknownRoute();
+      return { personas: deps.siteChecks.all() };
+    },
+  },
+  {
+    name: 'site-check-run',
+    method: 'post',
+    path: `${WAKER_PATHS.personas}/:name/site-checks/:family`,
+    auth: true,
+    handler: async (ctx) => {
+      const persona = named(ctx);
+      const family = String(ctx.params.family);
+      if (!(family in SITE_CHECK_ROUTES)) {
+        const known = Object.keys(SITE_CHECK_ROUTES).join(', ');
+        throw new BadRequest(`No site check for family ${family}: one of ${known}`);
+      }
+      const run = ctx.deps.siteChecks?.runNow(persona.name, family);
+      if (!run) throw new UnknownRoute();
+      return run;
     },
   },
   {
