@@ -10,7 +10,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import Docker from 'dockerode';
-import { buildContext } from '@persona-browser/supervisor/dist/build-context';
 import { ROOT } from './waker';
 
 /** The repository the tests run from (its Dockerfile is built), also from the built benchmark. */
@@ -81,57 +80,6 @@ export function ensurePersonaImage(): Promise<string> {
   return building;
 }
 
-const BUILD_LOCK = '/tmp/persona-browser-image-build.lock';
-
-/** Holds the build lock (a `flock` child, as cluster-lock.ts does) until the answer is called. */
-function holdBuildLock(): Promise<() => void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('flock', [BUILD_LOCK, 'sh', '-c', 'echo held; exec cat'], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    child.stdout.once('data', () => resolve(() => child.kill()));
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`flock on ${BUILD_LOCK} exited with ${code}`)));
-  });
-}
-
-/**
- * `docker build` as the supervisor runs it (supervisor/src/image.ts): through the engine's API
- * with the context's files as the supervisor lists them. The CLI's context archive hashes its
- * folders differently, so an image the CLI built shares no layer past the first `COPY` of a
- * folder with the supervisor's builds; built this way, a supervisor's first build of the same
- * checkout is all cache (swarm-rollout's first build: 130 s through the CLI's cache, under 1 s
- * through this one).
- */
-async function buildWithApi(base: string): Promise<void> {
-  const { files } = buildContext(REPO_ROOT, base);
-  const tail: string[] = [];
-  const docker = dockerClient();
-  const stream = await docker.buildImage(
-    { context: REPO_ROOT, src: files },
-    { t: TEST_IMAGE, buildargs: { BASE: base } },
-  );
-  await new Promise<void>((resolve, reject) => {
-    docker.modem.followProgress(
-      stream,
-      (err: Error | null) => (err ? reject(err) : resolve()),
-      (event: { stream?: string; error?: string }) => {
-        if (event.error) {
-          const lines = tail.join('\n').slice(-4000);
-          reject(
-            new Error(`docker build of ${TEST_IMAGE} failed: ${event.error.trim()}\n${lines}`),
-          );
-        }
-        for (const line of (event.stream ?? '').split('\n')) {
-          if (!line.trim()) continue;
-          tail.push(line.trim());
-          if (tail.length > 60) tail.shift();
-        }
-      },
-    );
-  });
-}
-
 async function buildImage(): Promise<string> {
   await assertDocker();
   const started = Date.now();
@@ -148,11 +96,24 @@ async function buildImage(): Promise<string> {
     fs.copyFileSync(HOST_CA_BUNDLE, path.join(REPO_ROOT, 'docker', 'certs', 'host-ca.crt'));
   }
   // Parallel test processes (and worktrees) build one after the other, not over each other.
-  const release = await holdBuildLock();
-  try {
-    await buildWithApi(base);
-  } finally {
-    release();
+  const r = await run(
+    'flock',
+    [
+      '/tmp/persona-browser-image-build.lock',
+      'docker',
+      'build',
+      '--build-arg',
+      `BASE=${base}`,
+      '-t',
+      TEST_IMAGE,
+      '.',
+    ],
+    { cwd: REPO_ROOT },
+  );
+  if (r.code !== 0) {
+    throw new Error(
+      `docker build of ${TEST_IMAGE} failed (exit ${r.code}):\n${r.output.slice(-4000)}`,
+    );
   }
   lastBuildMs = Date.now() - started;
   return TEST_IMAGE;
