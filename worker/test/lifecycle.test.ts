@@ -45,6 +45,8 @@ describe('navigator states', () => {
       page_pool_active: false,
       max_pages: 5,
       slowmo: 0,
+      // What the persona's settings give away (a UTC server's zone): system.test.ts checks them.
+      warnings: expect.any(Array),
       page_count: 0,
       available_pages: 0,
     });

@@ -8,7 +8,8 @@ import { startWorker } from '@persona-browser/testkit/worker';
 let w: RunningWorker;
 
 beforeAll(async () => {
-  w = await startWorker({ persona: 'alice' });
+  // A time zone of its own: a persona on a UTC server would list a warning (panel.test.ts).
+  w = await startWorker({ persona: 'alice', env: { BROWSER_TIMEZONE: 'Europe/Rome' } });
   await w.waitInitialized();
 });
 afterAll(async () => {
@@ -25,6 +26,7 @@ describe('navigator status', () => {
       page_pool_active: true,
       max_pages: 5,
       slowmo: 0,
+      warnings: [],
       page_count: 0,
       available_pages: 0,
     });
