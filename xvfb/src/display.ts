@@ -28,9 +28,10 @@ export interface VirtualDisplay {
 
 export interface XvfbOptions {
   /**
-   * Keep the screen in `DIR/Xvfb_screen0` (Xvfb's `-fbdir`): an XWD file anyone on the machine
-   * can read without a round trip to the X server (screen recordings). The folder is the
-   * caller's; put it in memory (/dev/shm) or every change of the screen is written to disk.
+   * Keep the screen in `DIR/Xvfb_screen0` (Xvfb's `-fbdir`): an XWD file that can be read
+   * without a round trip to the X server (screen recordings). The folder is the caller's: keep
+   * it private (it is the whole screen) and in memory (/dev/shm), or every change of the screen
+   * is written to disk.
    */
   framebufferDir?: string;
 }
