@@ -10,8 +10,12 @@ export interface NavigatorStatus {
   page_pool_active: boolean;
   max_pages: number;
   slowmo: number;
-  /** What the persona's settings give away to pages (a UTC clock...), one line each. */
-  warnings: string[];
+  /**
+   * What the persona's settings give away to pages (a UTC clock...), one line each. Every worker
+   * of this version sends it; optional so that a waker reading an older worker's status still
+   * finds it ready.
+   */
+  warnings?: string[];
   page_count: number | null;
   available_pages: number | null;
 }
@@ -52,7 +56,6 @@ export const navigatorStatusSchema = Joi.object<NavigatorStatus, true>({
   slowmo: int.required().description('ms of artificial delay after actions'),
   warnings: Joi.array()
     .items(Joi.string())
-    .required()
     .description("what the persona's settings give away to pages (a UTC clock...), one line each"),
   page_count: int.allow(null).required(),
   available_pages: int.allow(null).required(),

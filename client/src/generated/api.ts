@@ -2037,7 +2037,7 @@ export interface operations {
             /** @description ms of artificial delay after actions */
             slowmo: number;
             /** @description what the persona's settings give away to pages (a UTC clock...), one line each */
-            warnings: string[];
+            warnings?: string[];
             page_count: number | null;
             available_pages: number | null;
           };
