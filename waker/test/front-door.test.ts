@@ -205,15 +205,17 @@ describe('front door failures', () => {
     const fleetId = `fdstale${process.pid}`;
     const old = makePersonas({ x: `PORT=${await freePort()}\nMODE=sleepy\nIDLE_TIMEOUT=60\n` });
     const first = fleetOf(old.personasDir, fleetId, ECHO);
-    await first.start();
-    await first.get('x').wake();
-    const leftover = workerPid(fleetId, 'x') as number;
-    expect(leftover).not.toBeNull();
-    // The next waker (a new process after a crash, here a new fleet object) finds it by its mark.
     const next = makePersonas({ x: `PORT=${await freePort()}\nMODE=always-on\n` });
     const second = fleetOf(next.personasDir, fleetId, ECHO);
-    await second.start();
+    // Both fleets are stopped however the test ends: a fleet left serving its ports keeps jest
+    // from exiting (a failed wake here once hung the whole run).
     try {
+      await first.start();
+      await first.get('x').wake();
+      const leftover = workerPid(fleetId, 'x') as number;
+      expect(leftover).not.toBeNull();
+      // The next waker (a new process after a crash, here a new fleet object) finds it by its mark.
+      await second.start();
       expect(isAlive(leftover)).toBe(false);
       await waitFor(() => second.get('x').state === 'running', 10_000);
       expect(fleetPids(fleetId).length).toBe(1);
