@@ -31,6 +31,8 @@ export interface Config {
   browserLocale: string | null;
   /** The system pages tell (`BROWSER_PLATFORM`): null tells the machine's own. */
   browserPlatform: PlatformName | null;
+  /** `GPU=dri`: hardware GL on the machine's render node (/dev/dri) instead of SwiftShader. */
+  gpu: 'dri' | null;
   vncPort: number | null;
   /** Serve the browser's DevTools on this localhost port too (0: any free one), or null. */
   devtoolsPort: number | null;
@@ -97,6 +99,7 @@ interface WorkerEnv {
   BROWSER_TIMEZONE?: string;
   BROWSER_LOCALE?: string;
   BROWSER_PLATFORM?: PlatformName;
+  GPU?: 'dri' | 'none';
   VNC_PORT?: number;
   DEVTOOLS_PORT?: number;
   DEVTOOLS_QUIET_RUNTIME: boolean;
@@ -155,6 +158,9 @@ const schema = Joi.object<WorkerEnv, true>({
   }),
   BROWSER_PLATFORM: optionalString.valid(...PLATFORM_NAMES).messages({
     'any.only': `{{#label}} must be one of ${PLATFORM_NAMES.join(', ')}`,
+  }),
+  GPU: optionalString.valid('dri', 'none').messages({
+    'any.only': '{{#label}} must be dri (the render node under /dev/dri) or none',
   }),
   VNC_PORT: Joi.number().integer().min(1).max(65535),
   DEVTOOLS_PORT: Joi.number().integer().min(0).max(65535),
@@ -231,6 +237,7 @@ export function loadConfig(
     browserTimezone: v.BROWSER_TIMEZONE ?? null,
     browserLocale: v.BROWSER_LOCALE ?? null,
     browserPlatform: v.BROWSER_PLATFORM ?? null,
+    gpu: v.GPU === 'dri' ? 'dri' : null,
     vncPort: v.VNC_PORT ?? null,
     devtoolsPort: v.DEVTOOLS_PORT ?? null,
     devtoolsQuietRuntime: v.DEVTOOLS_QUIET_RUNTIME,

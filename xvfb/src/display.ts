@@ -7,19 +7,37 @@ import { Readable } from 'node:stream';
 export const SCREEN = '1920x1080x24';
 
 /**
- * Height of the panel a desktop reserves at the bottom of the screen (a taskbar): the work area
- * a maximised window gets is the screen less this. Without it `screen.availHeight` equals
- * `screen.height`, which no desktop with a taskbar shows and which detector pages look for.
+ * Height of the panel a desktop reserves at the bottom of the screen (a taskbar) when the caller
+ * names no other: the work area a maximised window gets is the screen less this. Without it
+ * `screen.availHeight` equals `screen.height`, which no desktop with a taskbar shows and which
+ * detector pages look for.
  */
 export const PANEL_HEIGHT = 40;
+
+/**
+ * What a desktop's panels take off the screen's edges, in pixels: a taskbar or a dock at the
+ * bottom, a menu bar or a top bar at the top.
+ */
+export interface Panels {
+  top: number;
+  bottom: number;
+}
+
+/** The part of the screen windows may cover (`_NET_WORKAREA`): what browsers call `avail`. */
+export interface WorkArea {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
 
 export class DisplayError extends Error {}
 
 export interface VirtualDisplay {
   /** `:N`, ready for `DISPLAY`. */
   display: string;
-  /** The desktop's work area (the screen less the panel), as windows see it. */
-  workArea: { width: number; height: number };
+  /** The desktop's work area (the screen less its panels), as windows see it. */
+  workArea: WorkArea;
   pid: number;
   /** The screen as an XWD file Xvfb keeps up to date (memory-mapped), when it was asked for. */
   framebuffer: string | null;
@@ -34,6 +52,8 @@ export interface XvfbOptions {
    * is written to disk.
    */
   framebufferDir?: string;
+  /** The desktop's panels: the work area is the screen less them. Default: PANEL_HEIGHT below. */
+  panels?: Panels;
 }
 
 function binaryExists(name: string): boolean {
@@ -83,6 +103,12 @@ export function startXvfb(
         'Xvfb not found and DISPLAY is not set: install it with `apt-get install xvfb`',
       ),
     );
+  }
+  let workArea: WorkArea;
+  try {
+    workArea = workAreaOf(screen, options.panels);
+  } catch (err) {
+    return Promise.reject(err);
   }
   const child = spawnTied(
     'Xvfb',
@@ -137,8 +163,8 @@ export function startXvfb(
       const stop = (): Promise<void> => stopChild(child);
       const pid = child.pid;
       if (pid === undefined) return fail('it has no process id');
-      setWorkArea(display, screen).then(
-        (workArea) =>
+      setWorkArea(display, workArea).then(
+        () =>
           resolve({
             display,
             pid,
@@ -155,20 +181,36 @@ export function startXvfb(
 }
 
 /**
- * Publishes the desktop's work area on the root window (`_NET_WORKAREA`, as a window manager
- * with a taskbar does), so the browser reports a panel's worth less `availHeight` than
- * `height`. x11-utils' xprop sets it; no window manager process is needed.
+ * The screen (`WxHxD`) less the panels. A panel too tall for the screen, or a negative one, is
+ * refused: a work area of no height would give the browser no window.
  */
-async function setWorkArea(
-  display: string,
+export function workAreaOf(
   screen: string,
-): Promise<{ width: number; height: number }> {
-  const [w, h] = screen.split('x').map(Number);
-  const workArea = { width: w ?? 0, height: (h ?? 0) - PANEL_HEIGHT };
+  panels: Panels = { top: 0, bottom: PANEL_HEIGHT },
+): WorkArea {
+  const m = /^(\d+)x(\d+)(x\d+)?$/.exec(screen);
+  if (!m) throw new DisplayError(`screen ${screen} is not WIDTHxHEIGHT[xDEPTH]`);
+  const [width, height] = [Number(m[1]), Number(m[2])];
+  const { top, bottom } = panels;
+  const fits = (n: number): boolean => Number.isInteger(n) && n >= 0;
+  if (!fits(top) || !fits(bottom) || top + bottom >= height) {
+    throw new DisplayError(
+      `panels of ${top} px at the top and ${bottom} px at the bottom do not fit a screen ${height} px high`,
+    );
+  }
+  return { x: 0, y: top, width, height: height - top - bottom };
+}
+
+/**
+ * Publishes the desktop's work area on the root window (`_NET_WORKAREA`, as a window manager
+ * with panels does), so the browser reports the panels' worth less `availHeight` than `height`
+ * and a top panel as `availTop`. x11-utils' xprop sets it; no window manager process is needed.
+ */
+async function setWorkArea(display: string, workArea: WorkArea): Promise<WorkArea> {
   if (!binaryExists('xprop')) {
     throw new DisplayError('xprop not found: install it with `apt-get install x11-utils`');
   }
-  const value = `0, 0, ${workArea.width}, ${workArea.height}`;
+  const value = `${workArea.x}, ${workArea.y}, ${workArea.width}, ${workArea.height}`;
   await new Promise<void>((resolve, reject) => {
     execFile(
       'xprop',

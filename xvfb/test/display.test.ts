@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { PANEL_HEIGHT, startXvfb } from '../src/display';
+import { DisplayError, PANEL_HEIGHT, startXvfb } from '../src/display';
 
 const alive = (pid: number): boolean => {
   try {
@@ -31,7 +31,7 @@ describe('a desktop with a panel', () => {
   test('the root window publishes a work area a panel shorter than the screen, and keeps it', async () => {
     const d = await startXvfb('1600x900x24');
     try {
-      expect(d.workArea).toEqual({ width: 1600, height: 900 - PANEL_HEIGHT });
+      expect(d.workArea).toEqual({ x: 0, y: 0, width: 1600, height: 900 - PANEL_HEIGHT });
       // Read by another client after the one that set it has gone: the display kept it.
       const read = (): string =>
         execFileSync('xprop', ['-display', d.display, '-root', '_NET_WORKAREA']).toString();
@@ -39,6 +39,26 @@ describe('a desktop with a panel', () => {
     } finally {
       await d.stop();
     }
+  });
+
+  test('panels at the top and the bottom: the work area starts below the top one', async () => {
+    const d = await startXvfb('1280x800x24', undefined, { panels: { top: 25, bottom: 60 } });
+    try {
+      expect(d.workArea).toEqual({ x: 0, y: 25, width: 1280, height: 800 - 25 - 60 });
+      const read = execFileSync('xprop', ['-display', d.display, '-root', '_NET_WORKAREA']);
+      expect(read.toString()).toMatch(/= 0, 25, 1280, 715\s*$/);
+    } finally {
+      await d.stop();
+    }
+  });
+
+  test('panels that leave no room are refused before Xvfb starts, naming the sizes', async () => {
+    const refused = startXvfb('800x600x24', undefined, { panels: { top: 300, bottom: 300 } });
+    await expect(refused).rejects.toThrow(DisplayError);
+    await expect(refused).rejects.toThrow(/300 px at the top and 300 px at the bottom/);
+    await expect(
+      startXvfb('800x600', undefined, { panels: { top: -1, bottom: 0 } }),
+    ).rejects.toThrow(/do not fit/);
   });
 });
 

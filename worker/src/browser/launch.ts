@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import type { Browser } from 'puppeteer-core';
 import { addExtra } from 'puppeteer-extra';
 import StealthPlugin from 'puppeteer-extra-plugin-stealth';
-import { PANEL_HEIGHT } from '@persona-browser/xvfb';
+import type { WorkArea } from '@persona-browser/xvfb';
+import { desktopPanels, workAreaFor } from '../identity/desktop';
 import { ChromiumLauncher } from './cdp/chromium-launcher';
 import { claimProfile } from './profile-lock';
 
@@ -37,8 +38,11 @@ export function findBrowserBinary(chromePath: string | null): string {
   return found;
 }
 
-/** A maximised window on the display's work area (the screen less its panel). */
-export const WINDOW = { width: 1920, height: 1080 - PANEL_HEIGHT };
+/**
+ * The window where no display told its work area (DISPLAY given from outside): maximised on a
+ * Linux desktop's.
+ */
+export const DEFAULT_WINDOW: WorkArea = workAreaFor(desktopPanels(null));
 
 /**
  * The stealth plugin's evasions the worker enables: only those the detector measurement shows
@@ -50,7 +54,38 @@ export const WINDOW = { width: 1920, height: 1080 - PANEL_HEIGHT };
  */
 export const STEALTH_EVASIONS: readonly string[] = ['navigator.webdriver'];
 
-export function chromiumArgs(): string[] {
+/**
+ * How the browser draws. Without a GPU (Xvfb has none): composite in software, and give WebGL
+ * SwiftShader's software renderer, so pages and their workers report the same WebGL (no WebGL
+ * at all is rare in real browsers). With the machine's render node (`GPU=dri`, /dev/dri passed
+ * into the container): WebGL and compositing on the GPU through ANGLE's Vulkan back end, which
+ * needs no GL from the X server (Xvfb has neither GLX nor DRI3); frames reach the X window by a
+ * copy (`--disable-vulkan-surface`), since Xvfb cannot present a GPU swapchain.
+ */
+export function graphicsArgs(gpu: 'dri' | null): string[] {
+  if (gpu === 'dri') {
+    return [
+      '--ignore-gpu-blocklist',
+      '--use-gl=angle',
+      '--use-angle=vulkan',
+      '--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan',
+      '--disable-vulkan-surface',
+      '--enable-gpu-rasterization',
+    ];
+  }
+  return ['--disable-gpu', '--enable-unsafe-swiftshader'];
+}
+
+/** The switches that place the window maximised on the desktop's work area. */
+export function windowArgs(window: WorkArea): string[] {
+  return [
+    `--window-size=${window.width},${window.height}`,
+    `--window-position=${window.x},${window.y}`,
+    '--start-maximized',
+  ];
+}
+
+export function chromiumArgs(opts: { window?: WorkArea; gpu?: 'dri' | null } = {}): string[] {
   return [
     // Start-up connections to Google's services are refused on closed networks, many times over.
     '--disable-background-networking',
@@ -65,14 +100,9 @@ export function chromiumArgs(): string[] {
     '--disable-backgrounding-occluded-windows',
     '--disable-renderer-backgrounding',
     '--disable-features=Translate,MediaRouter,OptimizationHints,SpareRendererForSitePerProcess',
-    // Xvfb has no GPU: composite in software, and give WebGL SwiftShader's software renderer, so
-    // pages and their workers report the same WebGL (no WebGL at all is rare in real browsers).
-    '--disable-gpu',
-    '--enable-unsafe-swiftshader',
+    ...graphicsArgs(opts.gpu ?? null),
     '--disable-dev-shm-usage',
-    `--window-size=${WINDOW.width},${WINDOW.height}`,
-    '--window-position=0,0',
-    '--start-maximized',
+    ...windowArgs(opts.window ?? DEFAULT_WINDOW),
   ];
 }
 
@@ -80,6 +110,10 @@ export interface LaunchOptions {
   executablePath: string;
   profileDir: string;
   display: string | null;
+  /** The display's work area, which the window fills (maximised); default DEFAULT_WINDOW. */
+  window?: WorkArea;
+  /** `dri`: draw on the machine's GPU (graphicsArgs); null: in software. */
+  gpu?: 'dri' | null;
   /** Also serve DevTools on this localhost port (0: any free one); null: the pipe only. */
   devtoolsPort?: number | null;
   /** Opt out of Chromium's sandbox (CHROME_NO_SANDBOX); root always runs without it. */
@@ -111,7 +145,7 @@ export function sandboxArgs(noSandbox: boolean, uid: number | null): string[] {
  */
 export async function launchBrowser(opts: LaunchOptions): Promise<Browser> {
   await claimProfile(opts.profileDir);
-  const args = [...chromiumArgs()];
+  const args = [...chromiumArgs({ window: opts.window, gpu: opts.gpu })];
   if (opts.devtoolsPort !== undefined && opts.devtoolsPort !== null) {
     args.push(`--remote-debugging-port=${opts.devtoolsPort}`);
   }

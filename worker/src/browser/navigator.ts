@@ -9,6 +9,7 @@ import { browserProcess, browserWire } from './cdp/chromium-launcher';
 import { GuestMux } from './cdp/guest-mux';
 import type { GuestCommand } from './cdp/guest-policy';
 import { launchBrowser } from './launch';
+import type { WorkArea } from '@persona-browser/xvfb';
 import { LeaseTable } from './leases';
 import type { PoolHooks } from './page-pool';
 import { MAX_PAGES, PagePool } from './page-pool';
@@ -22,6 +23,10 @@ export interface NavigatorOptions {
   executablePath: string;
   profileDir: string;
   display: string | null;
+  /** The display's work area: the window is placed and sized on it as a maximised one. */
+  window?: WorkArea;
+  /** `dri`: draw on the machine's GPU; null: in software (browser/launch.ts graphicsArgs). */
+  gpu?: 'dri' | null;
   /** Serve DevTools on this localhost port beside the pipe (0: any free one). */
   devtoolsPort?: number | null;
   /** Run Chromium without its sandbox (CHROME_NO_SANDBOX). */

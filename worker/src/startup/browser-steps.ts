@@ -1,4 +1,6 @@
 import { CaptureRegistry } from '../capture/registry';
+import type { VirtualDisplay } from '@persona-browser/xvfb';
+import { renderNodeProblem } from '../browser/gpu';
 import { Navigator } from '../browser/navigator';
 import { identityLaunch, presenceLaunch } from '../identity/apply';
 import { hostTimeZone, presenceWarnings } from '../identity/presence-check';
@@ -40,29 +42,38 @@ export const browserStep: StartupStep<
   Pick<WorkerSettings, 'config' | 'logger' | 'secrets' | 'identity' | 'executablePath'> & {
     relay: ProxyRelay | null;
     display: string;
+    xvfb: VirtualDisplay | null;
     captures: CaptureRegistry;
   },
   { navigator: Navigator }
 > = {
   name: 'browser',
-  start({ config, logger, secrets, identity, executablePath, relay, display, captures }) {
+  start({ config, logger, secrets, identity, executablePath, relay, display, xvfb, captures }) {
     // An identity sets where the person is; without one, BROWSER_TIMEZONE and BROWSER_LOCALE may.
     const launch =
       identity && relay
         ? identityLaunch(identity, relay.port)
         : presenceLaunch({ timezone: config.browserTimezone, locale: config.browserLocale });
     const pageLocale = identity ? null : config.browserLocale;
-    const warnings = presenceWarnings({
-      hasIdentity: identity !== null,
-      browserTimezone: config.browserTimezone,
-      hostZone: hostTimeZone(),
-    });
+    // GPU=dri without a render node this process can open draws in software, and says so.
+    const gpuProblem = config.gpu === 'dri' ? renderNodeProblem() : null;
+    const warnings = [
+      ...presenceWarnings({
+        hasIdentity: identity !== null,
+        browserTimezone: config.browserTimezone,
+        hostZone: hostTimeZone(),
+      }),
+      ...(gpuProblem ? [`${gpuProblem}: WebGL stays on SwiftShader`] : []),
+    ];
     for (const warning of warnings) logger.warn(warning);
     const navigator = new Navigator({
       redact: (text) => secrets.redact(text),
       executablePath,
       profileDir: config.profileDir,
       display,
+      // The display's work area, filled as a maximised window; an outside DISPLAY's is not known.
+      window: xvfb?.workArea,
+      gpu: gpuProblem ? null : config.gpu,
       devtoolsPort: config.devtoolsPort,
       noSandbox: config.chromeNoSandbox,
       extraArgs: launch.args,

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startVnc, startXvfb } from '@persona-browser/xvfb';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
+import { desktopPanels } from '../identity/desktop';
 import type { VncTarget } from '../live';
 import type { VncProcess } from '../live/vnc-server';
 import { liveVncTarget } from '../live/vnc-server';
@@ -18,8 +19,9 @@ function framebufferDir(): string {
 }
 
 /**
- * The worker's own virtual display, unless DISPLAY names one to use. With recording on, Xvfb
- * keeps the screen in a file too (`framebuffer`), which recordings read.
+ * The worker's own virtual display, unless DISPLAY names one to use. Its work area leaves the
+ * panels of the desktop the persona claims (BROWSER_PLATFORM: identity/desktop.ts). With
+ * recording on, Xvfb keeps the screen in a file too (`framebuffer`), which recordings read.
  */
 export const displayStep: StartupStep<
   Settings,
@@ -29,8 +31,15 @@ export const displayStep: StartupStep<
   async start({ config, logger }) {
     if (config.display) return { display: config.display, xvfb: null, framebuffer: null };
     const dir = config.recording ? framebufferDir() : undefined;
-    const xvfb = await startXvfb(undefined, undefined, { framebufferDir: dir });
-    logger.info('virtual display started', { display: xvfb.display, pid: xvfb.pid });
+    const xvfb = await startXvfb(undefined, undefined, {
+      framebufferDir: dir,
+      panels: desktopPanels(config.browserPlatform),
+    });
+    logger.info('virtual display started', {
+      display: xvfb.display,
+      pid: xvfb.pid,
+      work_area: xvfb.workArea,
+    });
     return { display: xvfb.display, xvfb, framebuffer: xvfb.framebuffer };
   },
   stop: async ({ xvfb, framebuffer }) => {
