@@ -42,7 +42,15 @@ else
 fi
 export LOGNAME=$USER
 
-drop=(setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all --bounding-set=-all
+# No supplementary groups, except, with GPU=dri, the groups of the render nodes the waker
+# passed in (/dev/dri), which the worker's user must be in to open them.
+groups=(--clear-groups)
+if [ "${GPU:-}" = dri ]; then
+  gids=$(stat -c %g /dev/dri/renderD* 2>/dev/null | sort -u | paste -sd, -) || true
+  if [ -n "$gids" ]; then groups=(--groups="$gids"); fi
+fi
+
+drop=(setpriv --reuid="$uid" --regid="$gid" "${groups[@]}" --inh-caps=-all --bounding-set=-all
   --no-new-privs --)
 
 # Chromium's sandbox puts its renderers in new user, PID and network namespaces. Docker's

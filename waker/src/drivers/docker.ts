@@ -11,6 +11,7 @@ import {
   SHM_BYTES,
   STOP_TIMEOUT_S,
   WORKER_PORT,
+  containerDevices,
   containerEnv,
 } from './worker-container';
 import type { ExitInfo, FoundInstance, InstanceHandle, InstanceSpec, RuntimeDriver } from './types';
@@ -124,6 +125,8 @@ export class DockerDriver implements RuntimeDriver {
           ShmSize: SHM_BYTES,
           SecurityOpt: [`seccomp=${this.seccomp}`],
           ExtraHosts: ['host.docker.internal:host-gateway'],
+          // GPU=dri: the render node, for hardware GL (the worker checks it can open it).
+          Devices: containerDevices(env),
           ...(spec.memoryLimitMb ? { Memory: spec.memoryLimitMb * 1024 * 1024 } : {}),
           ...(spec.cpus ? { NanoCpus: Math.round(spec.cpus * 1e9) } : {}),
         },
@@ -134,7 +137,8 @@ export class DockerDriver implements RuntimeDriver {
           `image ${this.opts.image} not found (build it, or set PERSONA_IMAGE): ${messageOf(err)}`,
         );
       }
-      throw new DriverError(`cannot create container ${name}: ${messageOf(err)}`);
+      const gpu = env.GPU === 'dri' ? ' (GPU=dri: does this host have /dev/dri?)' : '';
+      throw new DriverError(`cannot create container ${name}: ${messageOf(err)}${gpu}`);
     }
     try {
       await container.start();

@@ -52,6 +52,19 @@ export interface PersonaServiceInput {
   replicas: 0 | 1;
 }
 
+/**
+ * Why a persona cannot run as a Swarm service, or null. A service cannot be given a device:
+ * Docker's service API has no `Devices` (20.10 up to the current one; moby/swarmkit#1244 is
+ * open), and a bind mount of /dev/dri shows the nodes but the container's device rules refuse
+ * to open them. So `GPU=dri` would silently draw in software: refused with the way out instead.
+ */
+export function serviceProblem(env: Readonly<Record<string, string>>): string | null {
+  return env.GPU === 'dri'
+    ? 'GPU=dri cannot be given to a Swarm service (services take no devices): ' +
+        'run this persona with the docker driver on a host with /dev/dri, or remove GPU'
+    : null;
+}
+
 /** One persona as one replicated service: pinned to its node, reached by name (dnsrr). */
 export function personaService(input: PersonaServiceInput): Docker.ServiceSpec {
   const labels = { [PERSONA_LABEL]: input.persona, [FLEET_LABEL]: input.fleetId };

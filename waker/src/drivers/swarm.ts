@@ -24,6 +24,7 @@ import {
   overlayAnchor,
   personaService,
   serviceName,
+  serviceProblem,
   taskPhase,
 } from './swarm-plan';
 import type { ServiceInfo, SwarmNodeInfo, TaskInfo } from './swarm-state';
@@ -176,6 +177,8 @@ export class SwarmDriver implements RuntimeDriver {
   // --- start and stop ------------------------------------------------------------------------
 
   async start(spec: InstanceSpec): Promise<InstanceHandle> {
+    const refused = serviceProblem(this.workerEnv(spec));
+    if (refused) throw new DriverError(refused);
     const node = spec.node ?? this.place();
     const problem = this.nodeProblem(node);
     if (problem) throw new DriverError(problem);

@@ -23,3 +23,18 @@ export function containerEnv(persona: string, wakerUrl: string): Record<string, 
     WAKER_URL: wakerUrl,
   };
 }
+
+/** The folder of the GPUs' device nodes, passed into a container whose persona sets `GPU=dri`. */
+export const DRI_DEVICE = '/dev/dri';
+
+/**
+ * The devices a persona's container is given: the render node's folder when its environment
+ * asks for hardware GL (`GPU=dri` in persona.env or the fleet's .env), else none.
+ */
+export function containerDevices(
+  env: Readonly<Record<string, string>>,
+): Array<{ PathOnHost: string; PathInContainer: string; CgroupPermissions: string }> {
+  return env.GPU === 'dri'
+    ? [{ PathOnHost: DRI_DEVICE, PathInContainer: DRI_DEVICE, CgroupPermissions: 'rwm' }]
+    : [];
+}
