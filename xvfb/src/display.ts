@@ -108,7 +108,7 @@ export function startXvfb(
   try {
     workArea = workAreaOf(screen, options.panels);
   } catch (err) {
-    return Promise.reject(err);
+    return Promise.reject(err instanceof Error ? err : new DisplayError(String(err)));
   }
   const child = spawnTied(
     'Xvfb',
