@@ -4,8 +4,8 @@ import Joi from 'joi';
 import { ConfigError, layeredEnv, validateEnv } from '@persona-browser/service-kit';
 import type { PageTiming } from './browser/timing';
 import { DEFAULT_TIMING } from './browser/timing';
-import type { PlatformName } from './identity/platform';
-import { PLATFORM_NAMES } from './identity/platform';
+import type { BrandClaim, PlatformName } from './identity/platform';
+import { BRAND_CLAIMS, PLATFORM_NAMES } from './identity/platform';
 
 /** Everything the worker reads from its environment, validated once at start. */
 export interface Config {
@@ -31,6 +31,9 @@ export interface Config {
   browserLocale: string | null;
   /** The system pages tell (`BROWSER_PLATFORM`): null tells the machine's own. */
   browserPlatform: PlatformName | null;
+  /** The brand pages claim (`BROWSER_BRAND`): `real` tells the browser's own (a Chromium says
+   * Chromium; measured the better default, `npm run bench:brand`), `google-chrome` claims it. */
+  browserBrand: BrandClaim;
   vncPort: number | null;
   /** Serve the browser's DevTools on this localhost port too (0: any free one), or null. */
   devtoolsPort: number | null;
@@ -97,6 +100,7 @@ interface WorkerEnv {
   BROWSER_TIMEZONE?: string;
   BROWSER_LOCALE?: string;
   BROWSER_PLATFORM?: PlatformName;
+  BROWSER_BRAND: BrandClaim;
   VNC_PORT?: number;
   DEVTOOLS_PORT?: number;
   DEVTOOLS_QUIET_RUNTIME: boolean;
@@ -156,6 +160,10 @@ const schema = Joi.object<WorkerEnv, true>({
   BROWSER_PLATFORM: optionalString.valid(...PLATFORM_NAMES).messages({
     'any.only': `{{#label}} must be one of ${PLATFORM_NAMES.join(', ')}`,
   }),
+  BROWSER_BRAND: optionalString
+    .valid(...BRAND_CLAIMS)
+    .default('real')
+    .messages({ 'any.only': `{{#label}} must be one of ${BRAND_CLAIMS.join(', ')}` }),
   VNC_PORT: Joi.number().integer().min(1).max(65535),
   DEVTOOLS_PORT: Joi.number().integer().min(0).max(65535),
   DEVTOOLS_QUIET_RUNTIME: Joi.boolean().default(true),
@@ -231,6 +239,7 @@ export function loadConfig(
     browserTimezone: v.BROWSER_TIMEZONE ?? null,
     browserLocale: v.BROWSER_LOCALE ?? null,
     browserPlatform: v.BROWSER_PLATFORM ?? null,
+    browserBrand: v.BROWSER_BRAND,
     vncPort: v.VNC_PORT ?? null,
     devtoolsPort: v.DEVTOOLS_PORT ?? null,
     devtoolsQuietRuntime: v.DEVTOOLS_QUIET_RUNTIME,

@@ -68,6 +68,7 @@ export const browserStep: StartupStep<
       extraArgs: launch.args,
       extraEnv: launch.env,
       platform: config.browserPlatform,
+      brand: config.browserBrand,
       slowmoMs: config.slowmoMs,
       warnings,
       timing: config.timing,
