@@ -400,6 +400,69 @@ addEventListener('load', () => window.detectHeadless().then((r) => post({
 }), (err) => post({ error: String(err && err.stack || err) })));
 </script></body></html>`;
 
+/** What the `/brand` page posted: the brands told and what a Google Chrome would also have. */
+export interface BrandReport {
+  brands: string[];
+  /** `Sec-CH-UA` names Google Chrome: rebrowser-bot-detector's criterion (a Chromium fails it). */
+  claimsGoogleChrome: boolean;
+  /** `requestMediaKeySystemAccess('com.widevine.alpha', …)` resolved: Google's CDM is there. */
+  widevine: boolean;
+  widevineError: string | null;
+  /** H.264 and AAC in MP4, as `MediaSource.isTypeSupported` and `canPlayType` answer. */
+  h264: { mse: boolean; canPlay: string };
+  aac: { mse: boolean; canPlay: string };
+  /** Speech synthesis voices, and how many are Google's own network voices. */
+  voices: number;
+  googleVoices: number;
+  /** WebRTC can send H.264 (`RTCRtpSender.getCapabilities`). */
+  rtcH264: boolean;
+  error?: string;
+}
+
+/**
+ * `/brand`: the brand the page is told, and the features a claim of Google Chrome would be
+ * checked against: Widevine, the proprietary codecs, Google's speech voices, WebRTC's H.264.
+ */
+const BRAND_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>brand</title></head><body>
+<h1>brand</h1>
+<script>
+const post = (body) => fetch('/report/brand', { method: 'POST', body: JSON.stringify(body) });
+(async () => {
+  const d = navigator.userAgentData;
+  const brands = d ? d.brands.map((b) => b.brand + '/' + b.version) : [];
+  let widevine = false;
+  let widevineError = null;
+  try {
+    await navigator.requestMediaKeySystemAccess('com.widevine.alpha', [
+      { initDataTypes: ['cenc'], videoCapabilities: [{ contentType: 'video/mp4; codecs="avc1.42E01E"' }] },
+      { initDataTypes: ['webm'], videoCapabilities: [{ contentType: 'video/webm; codecs="vp9"' }] },
+    ]);
+    widevine = true;
+  } catch (err) {
+    widevineError = err.name + ': ' + err.message;
+  }
+  const v = document.createElement('video');
+  const codec = (type) => ({ mse: MediaSource.isTypeSupported(type), canPlay: v.canPlayType(type) });
+  const voices = await new Promise((resolve) => {
+    const now = speechSynthesis.getVoices();
+    if (now.length) return resolve(now);
+    speechSynthesis.onvoiceschanged = () => resolve(speechSynthesis.getVoices());
+    setTimeout(() => resolve(speechSynthesis.getVoices()), 1500);
+  });
+  post({
+    brands,
+    claimsGoogleChrome: brands.some((b) => b.startsWith('Google Chrome/')),
+    widevine,
+    widevineError,
+    h264: codec('video/mp4; codecs="avc1.42E01E"'),
+    aac: codec('audio/mp4; codecs="mp4a.40.2"'),
+    voices: voices.length,
+    googleVoices: voices.filter((x) => /^Google /.test(x.name)).length,
+    rtcH264: RTCRtpSender.getCapabilities('video').codecs.some((c) => /h264/i.test(c.mimeType)),
+  });
+})().catch((err) => post({ error: String(err && err.stack || err) }));
+</script></body></html>`;
+
 /** What a context tells of its system, the same code in a frame and in workers. */
 const SYSTEM = `const system = () => ({ ua: navigator.userAgent, platform: navigator.platform,
   hint: navigator.userAgentData ? navigator.userAgentData.platform : null,
@@ -453,7 +516,8 @@ const WORKERS_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>wo
  * The detector site on 127.0.0.1: `/own` (this product's own checks, one per named signal, and
  * main-world hooks on DOM reads), `/botd` (FingerprintJS BotD), `/fpscanner` (fpscanner),
  * `/fingerprintjs` (FingerprintJS, open source) and `/headless-detector` (headless-detector),
- * the public detectors as installed from the registry. Pages post what they found to
+ * the public detectors as installed from the registry, and `/brand` (what a brand claim is
+ * checked against). Pages post what they found to
  * `/report/<name>`; the test reads it from here, never by evaluating anything in the page.
  */
 export async function startDetectorSite(): Promise<DetectorSite> {
@@ -487,6 +551,7 @@ export async function startDetectorSite(): Promise<DetectorSite> {
     if (url.pathname === '/own') return send(200, 'text/html; charset=utf-8', OWN_PAGE);
     if (url.pathname === '/botd') return send(200, 'text/html; charset=utf-8', BOTD_PAGE);
     if (url.pathname === '/fpscanner') return send(200, 'text/html; charset=utf-8', FPSCANNER_PAGE);
+    if (url.pathname === '/brand') return send(200, 'text/html; charset=utf-8', BRAND_PAGE);
     if (url.pathname === '/fingerprintjs')
       return send(200, 'text/html; charset=utf-8', FINGERPRINTJS_PAGE);
     if (url.pathname === '/headless-detector')
