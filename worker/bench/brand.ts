@@ -22,7 +22,8 @@ import { sleep, startWorker } from '@persona-browser/testkit/worker';
  * claim of Google Chrome is checked against. A cell is what the detector flagged ("-": nothing);
  * the last row counts the giveaways. Printed, never asserted. With CREEPJS_DIR set to an
  * unpacked CreepJS (index.html, creep.js), its like-headless and stealth ratings are read too,
- * served from loopback for this measurement only.
+ * served from loopback for this measurement only. BENCH_BRAND_PLATFORM=windows runs the
+ * persona with that `BROWSER_PLATFORM`.
  */
 
 interface Column {
@@ -32,7 +33,14 @@ interface Column {
 
 type Cell = { flags: string[]; note?: string };
 
-const PERSONA = { BROWSER_TIMEZONE: 'Europe/Berlin', BROWSER_LOCALE: 'de-DE' };
+/** The persona: its own zone and language, and BENCH_BRAND_PLATFORM's system when set. */
+const PERSONA: Record<string, string> = {
+  BROWSER_TIMEZONE: 'Europe/Berlin',
+  BROWSER_LOCALE: 'de-DE',
+  ...(process.env.BENCH_BRAND_PLATFORM
+    ? { BROWSER_PLATFORM: process.env.BENCH_BRAND_PLATFORM }
+    : {}),
+};
 
 /** A Google Chrome binary on this machine, or null. */
 function googleChrome(): string | null {
@@ -208,7 +216,8 @@ async function main(): Promise<void> {
   const chrome = googleChrome();
   if (chrome) columns.push({ label: `Google Chrome (${chrome})`, env: { CHROME_PATH: chrome } });
   console.log(
-    `browser: ${chromium}; Google Chrome: ${chrome ?? 'not installed here (set CHROME_PATH)'}`,
+    `browser: ${chromium}; Google Chrome: ${chrome ?? 'not installed here (set CHROME_PATH)'}; ` +
+      `persona: ${JSON.stringify(PERSONA)}`,
   );
   const site = await startDetectorSite();
   const creepDir = process.env.CREEPJS_DIR ? path.resolve(process.env.CREEPJS_DIR) : null;
