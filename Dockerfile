@@ -4,6 +4,9 @@
 #   BASE   the Debian bookworm image to build on (default: the official Node 22 image). A plain
 #          Debian rootfs works too (scripts/base-image.sh): Node 22 and npm 10 are then fetched
 #          from the npm registry.
+#   INSTALL_GOOGLE_CHROME=1   also install Google Chrome (google-chrome-stable, amd64) from
+#          Google's repository at dl.google.com: the worker then runs it instead of Chromium.
+#          The builder must reach dl.google.com; the default (0) installs nothing more.
 # Optional extra CA (a TLS-intercepting proxy): put PEM files as docker/certs/*.crt before the
 # build; curl and npm trust them during the build, and they join the image's system store.
 ARG BASE=node:22-bookworm-slim
@@ -99,6 +102,25 @@ RUN shopt -s nullglob; \
     if [ ${#certs[@]} -gt 0 ]; then cp "${certs[@]}" /usr/local/share/ca-certificates/; fi; \
     update-ca-certificates >/dev/null; \
     rm -rf /tmp/certs
+# Google Chrome when asked (after the extra CA, which a proxy to dl.google.com may need): the
+# worker picks /usr/bin/google-chrome before Chromium (worker/src/browser/launch.ts), and its
+# pages then tell Google Chrome's own brands, with its Widevine and codecs behind them.
+ARG INSTALL_GOOGLE_CHROME=0
+RUN if [ "$INSTALL_GOOGLE_CHROME" = "1" ]; then \
+      set -eu; \
+      export DEBIAN_FRONTEND=noninteractive; \
+      if [ "$(dpkg --print-architecture)" != amd64 ]; then echo "Google Chrome for Linux is amd64 only" >&2; exit 1; fi; \
+      apt-get update -qq; \
+      apt-get install -y -qq --no-install-recommends curl gnupg >/dev/null; \
+      curl -fsSL https://dl.google.com/linux/linux_signing_key.pub \
+        | gpg --dearmor -o /usr/share/keyrings/google-chrome.gpg; \
+      echo 'deb [arch=amd64 signed-by=/usr/share/keyrings/google-chrome.gpg] https://dl.google.com/linux/chrome/deb/ stable main' \
+        > /etc/apt/sources.list.d/google-chrome.list; \
+      apt-get update -qq; \
+      apt-get install -y -qq --no-install-recommends google-chrome-stable >/dev/null; \
+      rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb; \
+      google-chrome-stable --version; \
+    fi
 # The worker runs as this user (or as the owner of the persona folder: docker/entrypoint.sh).
 RUN groupadd --gid 10001 persona \
     && useradd --uid 10001 --gid persona --create-home --shell /usr/sbin/nologin persona \

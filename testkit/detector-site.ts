@@ -18,14 +18,84 @@ export interface HookReport {
   selfTestSeen: boolean;
 }
 
+/** What the FingerprintJS page posted: its visitor id and the components a persona decides. */
+export interface FingerprintReport {
+  visitorId: string;
+  components: {
+    platform: string;
+    timezone: string;
+    languages: string[][];
+    screenResolution: [number, number];
+    vendor: string;
+    vendorFlavors: string[];
+    userAgentData?: { brands: string[]; platform: string };
+    hardwareConcurrency: number;
+    dateTimeLocale: string;
+  };
+  userAgent: string;
+  error?: string;
+}
+
+/** What the headless-detector page posted: its score (0 to 1) and the check ids it flagged. */
+export interface HeadlessDetectorReport {
+  score: number;
+  detections: string[];
+  warnings: string[];
+  error?: string;
+}
+
+/** The system a user agent, `navigator.platform` or client-hint platform names. */
+export function osOf(s: string): string {
+  if (/Windows|^Win(32|64)$/.test(s)) return 'Windows';
+  if (/Mac/.test(s)) return 'macOS';
+  if (/Android/.test(s)) return 'Android';
+  if (/Linux|X11/.test(s)) return 'Linux';
+  return s === '' ? 'none' : `unknown:${s}`;
+}
+
+/**
+ * What FingerprintJS' components tell of the persona, for a test to compare with what the
+ * persona claims: the system each source names (the user agent, `navigator.platform`, the
+ * client hints), the zone, the first language, the screen, the vendor and the brands.
+ */
+export function fingerprintClaims(r: FingerprintReport): {
+  systems: { userAgent: string; platform: string; hints: string };
+  timezone: string;
+  language: string | undefined;
+  dateTimeLocale: string;
+  screen: [number, number];
+  vendor: string;
+  flavors: string[];
+  brands: string[];
+} {
+  const c = r.components;
+  return {
+    systems: {
+      userAgent: osOf(r.userAgent),
+      platform: osOf(c.platform),
+      hints: osOf(c.userAgentData?.platform ?? ''),
+    },
+    timezone: c.timezone,
+    language: c.languages[0]?.[0],
+    dateTimeLocale: c.dateTimeLocale,
+    screen: c.screenResolution,
+    vendor: c.vendor,
+    flavors: c.vendorFlavors,
+    brands: c.userAgentData?.brands ?? [],
+  };
+}
+
 export interface DetectorSite {
   url: string;
-  /** The latest report a page posted under `name` (`own`, `hooks`, `botd`, `fpscanner`). */
+  /** The latest report a page posted under `name` (`own`, `hooks`, `botd`, `fpscanner`, `fingerprintjs`,
+   * `headless-detector`). */
   waitFor<T>(name: string, timeoutMs?: number): Promise<T>;
   /** The headers of the latest request for `pathname`, or null when none came. */
   headersOf(pathname: string): http.IncomingHttpHeaders | null;
   /** Forgets the reports, before the same pages are opened in another browser. */
   reset(): void;
+  /** Forgets the report posted under `name` only, before its page is opened again. */
+  forget(name: string): void;
   close(): Promise<void>;
 }
 
@@ -35,6 +105,12 @@ const VENDOR: Record<string, string> = {
   '/vendor/fpscanner.js': path.join(
     path.dirname(require.resolve('fpscanner/package.json')),
     'dist/fpScanner.es.js',
+  ),
+  // The open-source FingerprintJS and headless-detector, as published on the registry.
+  '/vendor/fingerprintjs.js': require.resolve('@fingerprintjs/fingerprintjs/dist/fp.esm.js'),
+  '/vendor/headless-detector.js': path.join(
+    path.dirname(require.resolve('headless-detector/package.json')),
+    'scripts/headless-detector.js',
   ),
 };
 
@@ -286,9 +362,111 @@ try {
 }
 </script></body></html>`;
 
+/**
+ * FingerprintJS (open source, 5.x) gives no verdict: it fingerprints. The page posts its
+ * visitor id and the components a persona's claims decide, beside the user agent they must
+ * agree with; the test opens it twice to see the id stay.
+ */
+const FINGERPRINTJS_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>fingerprintjs</title></head><body>
+<h1>FingerprintJS</h1>
+<script type="module">
+import FingerprintJS from '/vendor/fingerprintjs.js';
+const post = (body) => fetch('/report/fingerprintjs', { method: 'POST', body: JSON.stringify(body) });
+try {
+  const agent = await FingerprintJS.load({ monitoring: false });
+  const { visitorId, components } = await agent.get();
+  const pick = {};
+  for (const key of ['platform', 'timezone', 'languages', 'screenResolution', 'vendor', 'vendorFlavors',
+    'userAgentData', 'hardwareConcurrency', 'pdfViewerEnabled', 'dateTimeLocale']) {
+    const c = components[key];
+    pick[key] = c && 'value' in c ? c.value : { error: String(c && c.error) };
+  }
+  post({ visitorId, components: pick, userAgent: navigator.userAgent });
+} catch (err) {
+  post({ error: String(err && err.stack || err) });
+}
+</script></body></html>`;
+
+/** headless-detector (npm): its score from 0 (a person's browser) to 1, and what it found. */
+const HEADLESS_DETECTOR_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>headless-detector</title>
+<script src="/vendor/headless-detector.js"></script></head><body>
+<h1>headless-detector</h1>
+<script>
+const post = (body) => fetch('/report/headless-detector', { method: 'POST', body: JSON.stringify(body) });
+addEventListener('load', () => window.detectHeadless().then((r) => post({
+  score: r.isHeadless,
+  detections: r.summary.detections.map((d) => d.checkId),
+  warnings: r.summary.warnings.map((d) => d.checkId),
+}), (err) => post({ error: String(err && err.stack || err) })));
+</script></body></html>`;
+
+/** What the `/brand` page posted: the brands told and what a Google Chrome would also have. */
+export interface BrandReport {
+  brands: string[];
+  /** `Sec-CH-UA` names Google Chrome: rebrowser-bot-detector's criterion (a Chromium fails it). */
+  claimsGoogleChrome: boolean;
+  /** `requestMediaKeySystemAccess('com.widevine.alpha', …)` resolved: Google's CDM is there. */
+  widevine: boolean;
+  widevineError: string | null;
+  /** H.264 and AAC in MP4, as `MediaSource.isTypeSupported` and `canPlayType` answer. */
+  h264: { mse: boolean; canPlay: string };
+  aac: { mse: boolean; canPlay: string };
+  /** Speech synthesis voices, and how many are Google's own network voices. */
+  voices: number;
+  googleVoices: number;
+  /** WebRTC can send H.264 (`RTCRtpSender.getCapabilities`). */
+  rtcH264: boolean;
+  error?: string;
+}
+
+/**
+ * `/brand`: the brand the page is told, and the features a claim of Google Chrome would be
+ * checked against: Widevine, the proprietary codecs, Google's speech voices, WebRTC's H.264.
+ */
+const BRAND_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>brand</title></head><body>
+<h1>brand</h1>
+<script>
+const post = (body) => fetch('/report/brand', { method: 'POST', body: JSON.stringify(body) });
+(async () => {
+  const d = navigator.userAgentData;
+  const brands = d ? d.brands.map((b) => b.brand + '/' + b.version) : [];
+  let widevine = false;
+  let widevineError = null;
+  try {
+    await navigator.requestMediaKeySystemAccess('com.widevine.alpha', [
+      { initDataTypes: ['cenc'], videoCapabilities: [{ contentType: 'video/mp4; codecs="avc1.42E01E"' }] },
+      { initDataTypes: ['webm'], videoCapabilities: [{ contentType: 'video/webm; codecs="vp9"' }] },
+    ]);
+    widevine = true;
+  } catch (err) {
+    widevineError = err.name + ': ' + err.message;
+  }
+  const v = document.createElement('video');
+  const codec = (type) => ({ mse: MediaSource.isTypeSupported(type), canPlay: v.canPlayType(type) });
+  const voices = await new Promise((resolve) => {
+    const now = speechSynthesis.getVoices();
+    if (now.length) return resolve(now);
+    speechSynthesis.onvoiceschanged = () => resolve(speechSynthesis.getVoices());
+    setTimeout(() => resolve(speechSynthesis.getVoices()), 1500);
+  });
+  post({
+    brands,
+    claimsGoogleChrome: brands.some((b) => b.startsWith('Google Chrome/')),
+    widevine,
+    widevineError,
+    h264: codec('video/mp4; codecs="avc1.42E01E"'),
+    aac: codec('audio/mp4; codecs="mp4a.40.2"'),
+    voices: voices.length,
+    googleVoices: voices.filter((x) => /^Google /.test(x.name)).length,
+    rtcH264: RTCRtpSender.getCapabilities('video').codecs.some((c) => /h264/i.test(c.mimeType)),
+  });
+})().catch((err) => post({ error: String(err && err.stack || err) }));
+</script></body></html>`;
+
 /** What a context tells of its system, the same code in a frame and in workers. */
 const SYSTEM = `const system = () => ({ ua: navigator.userAgent, platform: navigator.platform,
-  hint: navigator.userAgentData ? navigator.userAgentData.platform : null });`;
+  hint: navigator.userAgentData ? navigator.userAgentData.platform : null,
+  brands: navigator.userAgentData ? navigator.userAgentData.brands.map((b) => b.brand + '/' + b.version) : null });`;
 const NESTED_WORKER = `${SYSTEM}
 const inner = new Worker(URL.createObjectURL(new Blob([${JSON.stringify(`${SYSTEM} postMessage(system());`)}], { type: 'text/javascript' })));
 inner.onmessage = (e) => postMessage({ ...system(), inner: e.data });`;
@@ -336,8 +514,10 @@ const WORKERS_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>wo
 
 /**
  * The detector site on 127.0.0.1: `/own` (this product's own checks, one per named signal, and
- * main-world hooks on DOM reads), `/botd` (FingerprintJS BotD) and `/fpscanner` (fpscanner),
- * the two public detectors as installed from the registry. Pages post what they found to
+ * main-world hooks on DOM reads), `/botd` (FingerprintJS BotD), `/fpscanner` (fpscanner),
+ * `/fingerprintjs` (FingerprintJS, open source) and `/headless-detector` (headless-detector),
+ * the public detectors as installed from the registry, and `/brand` (what a brand claim is
+ * checked against). Pages post what they found to
  * `/report/<name>`; the test reads it from here, never by evaluating anything in the page.
  */
 export async function startDetectorSite(): Promise<DetectorSite> {
@@ -371,6 +551,11 @@ export async function startDetectorSite(): Promise<DetectorSite> {
     if (url.pathname === '/own') return send(200, 'text/html; charset=utf-8', OWN_PAGE);
     if (url.pathname === '/botd') return send(200, 'text/html; charset=utf-8', BOTD_PAGE);
     if (url.pathname === '/fpscanner') return send(200, 'text/html; charset=utf-8', FPSCANNER_PAGE);
+    if (url.pathname === '/brand') return send(200, 'text/html; charset=utf-8', BRAND_PAGE);
+    if (url.pathname === '/fingerprintjs')
+      return send(200, 'text/html; charset=utf-8', FINGERPRINTJS_PAGE);
+    if (url.pathname === '/headless-detector')
+      return send(200, 'text/html; charset=utf-8', HEADLESS_DETECTOR_PAGE);
     if (url.pathname === '/cross') return send(200, 'text/html; charset=utf-8', crossPage(port));
     if (url.pathname === '/frame') return send(200, 'text/html; charset=utf-8', FRAME_PAGE);
     if (url.pathname === '/workers') return send(200, 'text/html; charset=utf-8', WORKERS_PAGE);
@@ -396,6 +581,9 @@ export async function startDetectorSite(): Promise<DetectorSite> {
     reset() {
       reports = new Map();
       headers = new Map();
+    },
+    forget(name) {
+      reports.delete(name);
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -4,8 +4,8 @@ import Joi from 'joi';
 import { ConfigError, layeredEnv, validateEnv } from '@persona-browser/service-kit';
 import type { PageTiming } from './browser/timing';
 import { DEFAULT_TIMING } from './browser/timing';
-import type { PlatformName } from './identity/platform';
-import { PLATFORM_NAMES } from './identity/platform';
+import type { BrandClaim, PlatformName } from './identity/platform';
+import { BRAND_CLAIMS, PLATFORM_NAMES } from './identity/platform';
 
 /** Everything the worker reads from its environment, validated once at start. */
 export interface Config {
@@ -33,6 +33,9 @@ export interface Config {
   browserPlatform: PlatformName | null;
   /** `GPU=dri`: hardware GL on the machine's render node (/dev/dri) instead of SwiftShader. */
   gpu: 'dri' | null;
+  /** The brand pages claim (`BROWSER_BRAND`): `real` tells the browser's own (a Chromium says
+   * Chromium; measured the better default, `npm run bench:brand`), `google-chrome` claims it. */
+  browserBrand: BrandClaim;
   vncPort: number | null;
   /** Serve the browser's DevTools on this localhost port too (0: any free one), or null. */
   devtoolsPort: number | null;
@@ -100,6 +103,7 @@ interface WorkerEnv {
   BROWSER_LOCALE?: string;
   BROWSER_PLATFORM?: PlatformName;
   GPU?: 'dri' | 'none';
+  BROWSER_BRAND: BrandClaim;
   VNC_PORT?: number;
   DEVTOOLS_PORT?: number;
   DEVTOOLS_QUIET_RUNTIME: boolean;
@@ -162,6 +166,10 @@ const schema = Joi.object<WorkerEnv, true>({
   GPU: optionalString.valid('dri', 'none').messages({
     'any.only': '{{#label}} must be dri (the render node under /dev/dri) or none',
   }),
+  BROWSER_BRAND: optionalString
+    .valid(...BRAND_CLAIMS)
+    .default('real')
+    .messages({ 'any.only': `{{#label}} must be one of ${BRAND_CLAIMS.join(', ')}` }),
   VNC_PORT: Joi.number().integer().min(1).max(65535),
   DEVTOOLS_PORT: Joi.number().integer().min(0).max(65535),
   DEVTOOLS_QUIET_RUNTIME: Joi.boolean().default(true),
@@ -238,6 +246,7 @@ export function loadConfig(
     browserLocale: v.BROWSER_LOCALE ?? null,
     browserPlatform: v.BROWSER_PLATFORM ?? null,
     gpu: v.GPU === 'dri' ? 'dri' : null,
+    browserBrand: v.BROWSER_BRAND,
     vncPort: v.VNC_PORT ?? null,
     devtoolsPort: v.DEVTOOLS_PORT ?? null,
     devtoolsQuietRuntime: v.DEVTOOLS_QUIET_RUNTIME,

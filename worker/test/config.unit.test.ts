@@ -125,6 +125,16 @@ describe('environment files', () => {
     );
   });
 
+  test('BROWSER_BRAND: the browser’s own (real) unless google-chrome is claimed', () => {
+    const root = repo({});
+    expect(loadConfig({}, root).browserBrand).toBe('real');
+    expect(loadConfig({ BROWSER_BRAND: '' }, root).browserBrand).toBe('real');
+    expect(loadConfig({ BROWSER_BRAND: 'google-chrome' }, root).browserBrand).toBe('google-chrome');
+    expect(() => loadConfig({ BROWSER_BRAND: 'edge' }, root)).toThrow(
+      'invalid BROWSER_BRAND: "BROWSER_BRAND" must be one of real, google-chrome',
+    );
+  });
+
   test('RECORDING: off unless turned on (persona.env reaches it); frames, days and cap checked', () => {
     const root = repo({ 'p/persona.env': 'RECORDING=true\nRECORDING_FPS=4\n' });
     expect(loadConfig({}, root).recording).toBeNull();

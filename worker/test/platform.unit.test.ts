@@ -1,11 +1,24 @@
 import vm from 'node:vm';
 import type { RealAgent } from '../src/identity/platform';
-import { planPlatform, platformOfUserAgent, workerPlatformScript } from '../src/identity/platform';
+import {
+  googleChromeBrands,
+  planPlatform,
+  platformOfUserAgent,
+  workerPlatformScript,
+} from '../src/identity/platform';
 
 const LINUX_UA =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36';
 const real: RealAgent = {
   userAgent: LINUX_UA,
+  system: {
+    navigator: 'Linux x86_64',
+    hint: 'Linux',
+    platformVersion: '',
+    architecture: 'x86',
+    bitness: '64',
+    wow64: false,
+  },
   brands: [
     { brand: 'Not:A-Brand', version: '8' },
     { brand: 'Chromium', version: '156' },
@@ -40,6 +53,7 @@ describe('planning a platform', () => {
     const plan = planPlatform(real, 'windows');
     expect(plan).toEqual({
       name: 'windows',
+      brand: null,
       userAgent:
         'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36',
       platform: 'Win32',
@@ -70,6 +84,88 @@ describe('planning a platform', () => {
     expect(() => planPlatform({ ...real, userAgent: 'Chrome/156' }, 'windows')).toThrow(
       /no system part/,
     );
+  });
+});
+
+describe('claiming the Google Chrome brand', () => {
+  const chromium = (major: number, grease = { brand: 'Not:A-Brand', version: '8' }) => {
+    const own = { brand: 'Chromium', version: String(major) };
+    // A Chromium puts its GREASE brand at major % 2.
+    return major % 2 === 0 ? [grease, own] : [own, grease];
+  };
+  const names = (major: number): string[] =>
+    (googleChromeBrands(chromium(major)) ?? []).map((b) => b.brand);
+
+  test.each([
+    // As those Google Chrome releases sent Sec-CH-UA.
+    [120, ['Not:A-Brand', 'Chromium', 'Google Chrome']],
+    [124, ['Chromium', 'Google Chrome', 'Not:A-Brand']],
+    [131, ['Google Chrome', 'Chromium', 'Not:A-Brand']],
+    [156, ['Not:A-Brand', 'Chromium', 'Google Chrome']],
+  ])('Chrome %i orders its brands by its major version', (major, order) => {
+    expect(names(major)).toEqual(order);
+  });
+
+  test('Google Chrome carries the Chromium entry’s version; GREASE keeps its own', () => {
+    expect(googleChromeBrands(real.fullVersionList)).toEqual([
+      { brand: 'Not:A-Brand', version: '8.0.0.0' },
+      { brand: 'Chromium', version: '156.0.8078.79' },
+      { brand: 'Google Chrome', version: '156.0.8078.79' },
+    ]);
+  });
+
+  test('a list that is not a Chromium’s two entries is not rewritten', () => {
+    expect(googleChromeBrands([{ brand: 'Chromium', version: '156' }])).toBeNull();
+    expect(googleChromeBrands([{ brand: 'Edge', version: '1' }, real.brands[0]!])).toBeNull();
+  });
+
+  test('on the machine’s own system: the brands alone change, the system is the browser’s own', () => {
+    const plan = planPlatform(real, null, 'google-chrome');
+    expect(plan).toEqual({
+      name: 'linux',
+      brand: 'Google Chrome',
+      userAgent: LINUX_UA,
+      platform: 'Linux x86_64',
+      userAgentMetadata: {
+        brands: googleChromeBrands(real.brands),
+        fullVersionList: googleChromeBrands(real.fullVersionList),
+        fullVersion: '156.0.8078.79',
+        platform: 'Linux',
+        platformVersion: '',
+        architecture: 'x86',
+        model: '',
+        mobile: false,
+        bitness: '64',
+        wow64: false,
+        formFactors: ['Desktop'],
+      },
+    });
+    expect(planPlatform(real, 'linux', 'google-chrome')).toEqual(plan);
+  });
+
+  test('with another system: both change together', () => {
+    const plan = planPlatform(real, 'windows', 'google-chrome');
+    expect(plan?.userAgentMetadata.platform).toBe('Windows');
+    expect(plan?.userAgentMetadata.brands.map((b) => b.brand)).toContain('Google Chrome');
+  });
+
+  test('telling the truth changes nothing; a Google Chrome keeps its own brands', () => {
+    expect(planPlatform(real, null, 'real')).toBeNull();
+    const chrome: RealAgent = {
+      ...real,
+      brands: googleChromeBrands(real.brands) ?? [],
+      fullVersionList: googleChromeBrands(real.fullVersionList) ?? [],
+    };
+    expect(planPlatform(chrome, null, 'google-chrome')).toBeNull();
+    expect(planPlatform(chrome, 'windows', 'google-chrome')?.userAgentMetadata.brands).toBe(
+      chrome.brands,
+    );
+  });
+
+  test('a browser whose brands are not a Chromium’s cannot claim, and says why', () => {
+    expect(() =>
+      planPlatform({ ...real, brands: [{ brand: 'Edge', version: '1' }] }, null, 'google-chrome'),
+    ).toThrow(/not a Chromium's/);
   });
 });
 

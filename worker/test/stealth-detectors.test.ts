@@ -6,17 +6,25 @@ import type { Browser, Page } from 'puppeteer-core';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
 import { startXvfb } from '@persona-browser/xvfb';
 import { findBrowserBinary } from '../src/browser/launch';
-import type { DetectorSite, HookReport, Signal } from '@persona-browser/testkit/detector-site';
-import { startDetectorSite } from '@persona-browser/testkit/detector-site';
+import type {
+  DetectorSite,
+  FingerprintReport,
+  HeadlessDetectorReport,
+  HookReport,
+  Signal,
+} from '@persona-browser/testkit/detector-site';
+import { fingerprintClaims, startDetectorSite } from '@persona-browser/testkit/detector-site';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { sleep, startWorker } from '@persona-browser/testkit/worker';
 
 /**
  * The worker's pages against detector pages served from loopback: this product's own checks
- * (one test per named signal) and two public detectors installed from the registry, BotD and
- * fpscanner. Every result is what the page's own script found and posted back; the test never
- * evaluates anything in the page. The same pages, BotD and fpscanner included, catch a plain
- * puppeteer browser (last block), so the checks can fail.
+ * (one test per named signal) and four public detectors installed from the registry: BotD,
+ * fpscanner, headless-detector (verdicts) and FingerprintJS (a fingerprint: its components must
+ * agree with what the persona claims, and its visitor id stay across visits). Every result is
+ * what the page's own script found and posted back; the test never evaluates anything in the
+ * page. The same pages catch a plain puppeteer browser (last block), and FingerprintJS shows
+ * the contradiction of puppeteer told a Windows user agent, so every check can fail.
  */
 
 interface BotdReport {
@@ -30,6 +38,21 @@ interface FpscannerReport {
   details: Record<string, { detected: boolean; severity: string }>;
   error?: string;
 }
+interface PublicReports {
+  botd: BotdReport;
+  fpscanner: FpscannerReport;
+  headless: HeadlessDetectorReport;
+  /** FingerprintJS on a first and a second visit of its page. */
+  fingerprint: [FingerprintReport, FingerprintReport];
+}
+
+/**
+ * headless-detector's checks that a person's browser on this machine trips too: `webgl-software`
+ * (no GPU: SwiftShader, which fpscanner rates low) and `adv-runtime` (`window.chrome` without
+ * `chrome.runtime`, as every desktop Chrome's web page has it; the library scores it 0 and
+ * calls it normal in its own comment). Its score stays under its "Minor Warnings" line (0.15).
+ */
+const HEADLESS_DETECTOR_ACCEPTED = ['webgl-software', 'adv-runtime'];
 
 const signalOf = (signals: Signal[], name: string): Signal => {
   const s = signals.find((x) => x.name === name);
@@ -51,8 +74,8 @@ interface DetectorRun {
   w: RunningWorker;
   /** Opens `url` on the page, which must load it. */
   go(url: string): Promise<void>;
-  /** The pages' reports: BotD's and fpscanner's, each once its page ran. */
-  publicDetectors(): Promise<{ botd: BotdReport; fpscanner: FpscannerReport }>;
+  /** The public detectors' reports, each once its page ran (FingerprintJS twice). */
+  publicDetectors(): Promise<PublicReports>;
   close(): Promise<void>;
 }
 
@@ -70,10 +93,17 @@ async function detectorRun(pageId: string, env: Record<string, string>): Promise
     w,
     go,
     async publicDetectors() {
-      await go(`${site.url}/botd`);
-      const botd = await site.waitFor<BotdReport>('botd');
-      await go(`${site.url}/fpscanner`);
-      return { botd, fpscanner: await site.waitFor<FpscannerReport>('fpscanner') };
+      const visit = async <T>(name: string): Promise<T> => {
+        site.forget(name);
+        await go(`${site.url}/${name}`);
+        return site.waitFor<T>(name);
+      };
+      const botd = await visit<BotdReport>('botd');
+      const fpscanner = await visit<FpscannerReport>('fpscanner');
+      const headless = await visit<HeadlessDetectorReport>('headless-detector');
+      const first = await visit<FingerprintReport>('fingerprintjs');
+      const second = await visit<FingerprintReport>('fingerprintjs');
+      return { botd, fpscanner, headless, fingerprint: [first, second] };
     },
     async close() {
       await w.stop();
@@ -90,6 +120,44 @@ function fpscannerFlags(report: FpscannerReport): string[] {
     .map(([k, v]) => `${k} (${v.severity})`);
 }
 
+function expectNormalByHeadlessDetector(report: HeadlessDetectorReport): void {
+  expect(report.error).toBeUndefined();
+  expect({
+    normal: report.score <= 0.15,
+    unexpected: report.detections.filter((d) => !HEADLESS_DETECTOR_ACCEPTED.includes(d)),
+  }).toEqual({ normal: true, unexpected: [] });
+}
+
+/** The screen the own page saw (its `screen` signal), for FingerprintJS to agree with. */
+function screenOf(own: Signal[]): [number, number] {
+  const detail = signalOf(own, 'screen').detail as { screen: [number, number] };
+  return detail.screen;
+}
+
+/**
+ * FingerprintJS, twice: every source of the system names the one claimed, zone, language and
+ * screen are the persona's, the vendor and brands a Chrome's, and the visitor id is the same.
+ */
+function expectFingerprintOf(
+  [first, second]: [FingerprintReport, FingerprintReport],
+  claim: { system: string; timezone: string; language: string; screen: [number, number] },
+): void {
+  expect([first.error, second.error]).toEqual([undefined, undefined]);
+  const told = fingerprintClaims(first);
+  expect(told).toEqual({
+    systems: { userAgent: claim.system, platform: claim.system, hints: claim.system },
+    timezone: claim.timezone,
+    language: claim.language,
+    dateTimeLocale: claim.language,
+    screen: claim.screen,
+    vendor: 'Google Inc.',
+    flavors: ['chrome'],
+    brands: [expect.stringMatching(/^(Chromium|Google Chrome)$/)],
+  });
+  expect(second.visitorId).toBe(first.visitorId);
+  expect(fingerprintClaims(second)).toEqual(told);
+}
+
 /** What the page's own checks report for a worker started with `env`, then stopped. */
 async function ownSignalsOf(pageId: string, env: Record<string, string>): Promise<Signal[]> {
   const run = await detectorRun(pageId, env);
@@ -101,6 +169,12 @@ async function ownSignalsOf(pageId: string, env: Record<string, string>): Promis
   }
 }
 
+/**
+ * The default persona's own signals, kept by the first block: the same browser undisguised,
+ * which the Windows block compares its brands with (read again when that block runs alone).
+ */
+let defaultSignals: Signal[] | null = null;
+
 describe('a worker page against the detector pages', () => {
   let run: DetectorRun;
   let site: DetectorSite;
@@ -109,6 +183,8 @@ describe('a worker page against the detector pages', () => {
   let hooks: HookReport;
   let botd: BotdReport;
   let fpscanner: FpscannerReport;
+  let headless: HeadlessDetectorReport;
+  let fingerprint: [FingerprintReport, FingerprintReport];
 
   beforeAll(async () => {
     // As a persona at home is set up: its own time zone and language, not the machine's UTC.
@@ -116,6 +192,7 @@ describe('a worker page against the detector pages', () => {
     ({ site, w } = run);
     await run.go(`${site.url}/own`);
     own = await site.waitFor<Signal[]>('own');
+    defaultSignals = own;
     // Everything a client does with a page, while the hooks watch the main world: reading it,
     // looking at it, clicking and typing, and the health probe that runs every 2 s.
     for (const [method, route, body] of [
@@ -136,7 +213,7 @@ describe('a worker page against the detector pages', () => {
       });
     }
     hooks = await hooksAfter(site, Date.now() + 4_500);
-    ({ botd, fpscanner } = await run.publicDetectors());
+    ({ botd, fpscanner, headless, fingerprint } = await run.publicDetectors());
   }, 120_000);
   afterAll(() => run?.close());
 
@@ -202,6 +279,19 @@ describe('a worker page against the detector pages', () => {
     // are high-severity signals instead.
     expect(detected.filter((d) => d !== 'hasSwiftshaderRenderer (low)')).toEqual([]);
   });
+
+  test('headless-detector: a normal browser by its own score, only the accepted checks', () => {
+    expectNormalByHeadlessDetector(headless);
+  });
+
+  test('FingerprintJS: its components tell what the persona claims; the visitor id stays', () => {
+    expectFingerprintOf(fingerprint, {
+      system: 'Linux',
+      timezone: 'Europe/Berlin',
+      language: 'de-DE',
+      screen: screenOf(own),
+    });
+  });
 });
 
 describe('a persona that tells Windows (BROWSER_PLATFORM=windows) on this Linux machine', () => {
@@ -219,14 +309,15 @@ describe('a persona that tells Windows (BROWSER_PLATFORM=windows) on this Linux 
   let workers: { shared: System; service: System; error?: string };
   let fpscanner: FpscannerReport;
   let botd: BotdReport;
+  let headless: HeadlessDetectorReport;
+  let fingerprint: [FingerprintReport, FingerprintReport];
   /** The same browser undisguised: a disguised one keeps its real brands. */
   let realSignals: Signal[];
 
   beforeAll(async () => {
-    realSignals = await ownSignalsOf('real', {
-      BROWSER_TIMEZONE: 'Europe/Berlin',
-      BROWSER_LOCALE: 'de-DE',
-    });
+    realSignals =
+      defaultSignals ??
+      (await ownSignalsOf('real', { BROWSER_TIMEZONE: 'Europe/Berlin', BROWSER_LOCALE: 'de-DE' }));
     run = await detectorRun('win', {
       BROWSER_PLATFORM: 'windows',
       BROWSER_TIMEZONE: 'Europe/Berlin',
@@ -238,7 +329,7 @@ describe('a persona that tells Windows (BROWSER_PLATFORM=windows) on this Linux 
     frame = await run.site.waitFor<FrameReport>('frame');
     await run.go(`${run.site.url}/workers`);
     workers = await run.site.waitFor('workers');
-    ({ botd, fpscanner } = await run.publicDetectors());
+    ({ botd, fpscanner, headless, fingerprint } = await run.publicDetectors());
   }, 180_000);
   afterAll(() => run?.close());
 
@@ -307,6 +398,71 @@ describe('a persona that tells Windows (BROWSER_PLATFORM=windows) on this Linux 
     expect(botd).toEqual({ bot: false, botKind: null, flagged: [] });
     expect(fpscannerFlags(fpscanner)).toEqual(['hasSwiftshaderRenderer (low)']);
   });
+
+  test('headless-detector: a normal browser by its own score', () => {
+    expectNormalByHeadlessDetector(headless);
+  });
+
+  test('FingerprintJS: Windows from every source, the persona’s zone and language, a stable id', () => {
+    expectFingerprintOf(fingerprint, {
+      system: 'Windows',
+      timezone: 'Europe/Berlin',
+      language: 'de-DE',
+      screen: screenOf(own),
+    });
+  });
+});
+
+describe('a persona that claims the Google Chrome brand (BROWSER_BRAND=google-chrome)', () => {
+  type Brands = { brands: string[]; full: string[]; uaFullVersion: string; ua: string };
+  let run: DetectorRun;
+  let own: Signal[];
+  let workers: { shared: { brands: string[] }; service: { brands: string[] }; error?: string };
+
+  beforeAll(async () => {
+    run = await detectorRun('brand', {
+      BROWSER_BRAND: 'google-chrome',
+      BROWSER_TIMEZONE: 'Europe/Berlin',
+      BROWSER_LOCALE: 'de-DE',
+    });
+    await run.go(`${run.site.url}/own`);
+    own = await run.site.waitFor<Signal[]>('own');
+    await run.go(`${run.site.url}/workers`);
+    workers = await run.site.waitFor('workers');
+  }, 120_000);
+  afterAll(() => run?.close());
+
+  test('page and worker list Google Chrome, Chromium and a GREASE brand, of the real version', () => {
+    const s = signalOf(own, 'ua_consistency');
+    expect(s).toEqual({ name: 'ua_consistency', pass: true, detail: s.detail });
+    const told = s.detail as Brands;
+    const major = /Chrome\/(\d+)/.exec(told.ua)?.[1];
+    expect(told.brands).toHaveLength(3);
+    expect(told.brands).toEqual(
+      expect.arrayContaining([`Google Chrome/${major}`, `Chromium/${major}`]),
+    );
+    expect(told.full).toEqual(
+      expect.arrayContaining([
+        `Google Chrome/${told.uaFullVersion}`,
+        `Chromium/${told.uaFullVersion}`,
+      ]),
+    );
+    // The system is the machine's own, untouched.
+    expect(Object.values((s.detail as { oses: object }).oses)).toEqual(
+      Object.values((s.detail as { oses: object }).oses).map(() => 'Linux'),
+    );
+  });
+
+  test('the Sec-CH-UA header and shared and service workers claim it too', () => {
+    expect(run.site.headersOf('/own')?.['sec-ch-ua']).toMatch(/"Google Chrome";v="\d+"/);
+    expect(workers.error).toBeUndefined();
+    const brands = (signalOf(own, 'ua_consistency').detail as Brands).brands;
+    expect([workers.shared.brands, workers.service.brands]).toEqual([brands, brands]);
+  });
+
+  test('every named signal passes', () => {
+    expect(own.filter((x) => !x.pass)).toEqual([]);
+  });
 });
 
 describe('control: a plain puppeteer browser is caught by the same pages', () => {
@@ -318,6 +474,9 @@ describe('control: a plain puppeteer browser is caught by the same pages', () =>
   let hooks: HookReport;
   let botd: BotdReport;
   let fpscanner: FpscannerReport;
+  let headless: HeadlessDetectorReport;
+  /** FingerprintJS after puppeteer's own way of claiming Windows: `page.setUserAgent`. */
+  let told: FingerprintReport;
   let profile: string;
 
   beforeAll(async () => {
@@ -348,6 +507,13 @@ describe('control: a plain puppeteer browser is caught by the same pages', () =>
     botd = await site.waitFor<BotdReport>('botd');
     await page.goto(`${site.url}/fpscanner`);
     fpscanner = await site.waitFor<FpscannerReport>('fpscanner');
+    await page.goto(`${site.url}/headless-detector`);
+    headless = await site.waitFor<HeadlessDetectorReport>('headless-detector');
+    await page.setUserAgent(
+      'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36',
+    );
+    await page.goto(`${site.url}/fingerprintjs`);
+    told = await site.waitFor<FingerprintReport>('fingerprintjs');
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -380,5 +546,25 @@ describe('control: a plain puppeteer browser is caught by the same pages', () =>
     expect(fpscannerFlags(fpscanner)).toEqual(
       expect.arrayContaining(['hasWebdriver (high)', 'hasCDP (high)']),
     );
+  });
+  test('headless-detector: more than minor warnings, its webdriver check flagged', () => {
+    expect(headless.error).toBeUndefined();
+    expect(headless.score).toBeGreaterThan(0.15);
+    expect(headless.detections).toEqual(expect.arrayContaining(['webdriver-status']));
+  });
+  test('FingerprintJS: a Windows user agent on a Linux platform, no client hints, UTC', () => {
+    expect(told.error).toBeUndefined();
+    expect(fingerprintClaims(told)).toMatchObject({
+      systems: { userAgent: 'Windows', platform: 'Linux', hints: 'none' },
+      timezone: 'UTC',
+    });
+    // The assertion the personas pass fails on it.
+    const claim = {
+      system: 'Windows',
+      timezone: 'UTC',
+      language: 'en-US',
+      screen: told.components.screenResolution,
+    };
+    expect(() => expectFingerprintOf([told, told], claim)).toThrow();
   });
 });

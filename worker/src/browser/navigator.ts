@@ -1,7 +1,7 @@
 import type { Browser } from 'puppeteer-core';
 import type { NavigatorStatus, PageState } from '@persona-browser/contracts';
 import { NotInitialized } from '../errors';
-import type { PlatformName } from '../identity/platform';
+import type { BrandClaim, PlatformName } from '../identity/platform';
 import type { PlatformDisguise } from '../identity/platform-browser';
 import { disguisePlatform } from '../identity/platform-browser';
 import type { Logger } from '@persona-browser/service-kit';
@@ -36,6 +36,8 @@ export interface NavigatorOptions {
   extraEnv?: Record<string, string>;
   /** The system pages tell instead of the machine's (BROWSER_PLATFORM); null: the real one. */
   platform?: PlatformName | null;
+  /** The brand pages claim (BROWSER_BRAND); `real` (the default) tells the browser's own. */
+  brand?: BrandClaim;
   slowmoMs: number;
   /** The waits of page calls (default: the documented ones). */
   timing?: PageTiming;
@@ -210,17 +212,19 @@ export class Navigator {
     // The options carry extraArgs and extraEnv on to the launch.
     const browser = await launchBrowser(this.opts);
     let disguise: PlatformDisguise | null = null;
-    if (this.opts.platform) {
+    const brand = this.opts.brand ?? 'real';
+    if (this.opts.platform || brand !== 'real') {
       try {
-        disguise = await disguisePlatform(browser, this.opts.platform);
+        disguise = await disguisePlatform(browser, this.opts.platform ?? null, brand);
       } catch (err) {
         // A browser that cannot tell the persona's system is not handed out telling another.
         await browser.close().catch(() => undefined);
         throw err;
       }
       this.opts.logger.info('platform override', {
-        platform: this.opts.platform,
-        user_agent: disguise?.override.userAgent ?? 'the machine already runs it: unchanged',
+        platform: this.opts.platform ?? null,
+        brand,
+        user_agent: disguise?.override.userAgent ?? 'the browser already tells it: unchanged',
       });
     }
     this.browser = browser;

@@ -1,7 +1,14 @@
 import type { Browser, CDPSession, Connection } from 'puppeteer-core';
 import { browserConnection, onChildSessionReady } from '../browser/cdp/child-sessions';
 import type { PageHolder } from './page';
-import type { Brand, PlatformName, PlatformOverride, RealAgent } from './platform';
+import type {
+  Brand,
+  BrandClaim,
+  PlatformName,
+  PlatformOverride,
+  RealAgent,
+  RealSystem,
+} from './platform';
 import { planPlatform, workerPlatformScript } from './platform';
 
 /** Where the real agent is read: answered by the worker itself, never by the network. */
@@ -34,6 +41,7 @@ function agentRead(value: unknown): Omit<RealAgent, 'fullVersion'> {
     field('model'),
     field('formFactors') ?? ['Desktop'],
   ];
+  const system = systemRead(field('system'));
   if (
     typeof userAgent !== 'string' ||
     !isBrands(brands) ||
@@ -41,11 +49,32 @@ function agentRead(value: unknown): Omit<RealAgent, 'fullVersion'> {
     typeof mobile !== 'boolean' ||
     typeof model !== 'string' ||
     !Array.isArray(formFactors) ||
-    !formFactors.every((f): f is string => typeof f === 'string')
+    !formFactors.every((f): f is string => typeof f === 'string') ||
+    !system
   ) {
     throw new Error(`the browser's client hints are not as asked: ${JSON.stringify(value)}`);
   }
-  return { userAgent, brands, fullVersionList, mobile, model, formFactors };
+  return { userAgent, system, brands, fullVersionList, mobile, model, formFactors };
+}
+
+/** The machine's system as the page read it, or null when a field is missing. */
+function systemRead(value: unknown): RealSystem | null {
+  const field = (name: string): unknown =>
+    typeof value === 'object' && value !== null ? Reflect.get(value, name) : undefined;
+  const strings = ['navigator', 'hint', 'platformVersion', 'architecture', 'bitness'].map(field);
+  const [nav, hint, platformVersion, architecture, bitness] = strings;
+  const wow64 = field('wow64') ?? false;
+  if (
+    typeof nav !== 'string' ||
+    typeof hint !== 'string' ||
+    typeof platformVersion !== 'string' ||
+    typeof architecture !== 'string' ||
+    typeof bitness !== 'string' ||
+    typeof wow64 !== 'boolean'
+  ) {
+    return null;
+  }
+  return { navigator: nav, hint, platformVersion, architecture, bitness, wow64 };
 }
 
 /**
@@ -75,9 +104,12 @@ export async function readRealAgent(browser: Browser): Promise<RealAgent> {
         contextId: world.executionContextId,
         awaitPromise: true,
         returnByValue: true,
-        expression: `navigator.userAgentData.getHighEntropyValues(['fullVersionList', 'model', 'formFactors'])
+        expression: `navigator.userAgentData.getHighEntropyValues(['fullVersionList', 'model', 'formFactors',
+            'platformVersion', 'architecture', 'bitness', 'wow64'])
           .then((h) => ({ userAgent: navigator.userAgent, brands: h.brands, fullVersionList: h.fullVersionList,
-            mobile: h.mobile, model: h.model, formFactors: h.formFactors }))`,
+            mobile: h.mobile, model: h.model, formFactors: h.formFactors,
+            system: { navigator: navigator.platform, hint: h.platform, platformVersion: h.platformVersion,
+              architecture: h.architecture, bitness: h.bitness, wow64: h.wow64 } }))`,
       });
       if (res.exceptionDetails) {
         throw new Error(`cannot read the browser's client hints: ${res.exceptionDetails.text}`);
@@ -151,15 +183,17 @@ export interface PlatformDisguise {
 }
 
 /**
- * Plans `name` against the real browser and prepares every page to tell it: null when the
- * machine already runs `name` (nothing changes). The worker hook is installed before any page
- * is handed out, so no dedicated worker starts without it.
+ * Plans `name` (null: the machine's own system) and `brand` against the real browser and
+ * prepares every page to tell them: null when the browser already does (nothing changes). The
+ * worker hook is installed before any page is handed out, so no dedicated worker starts
+ * without it.
  */
 export async function disguisePlatform(
   browser: Browser,
-  name: PlatformName,
+  name: PlatformName | null,
+  brand: BrandClaim = 'real',
 ): Promise<PlatformDisguise | null> {
-  const override = planPlatform(await readRealAgent(browser), name);
+  const override = planPlatform(await readRealAgent(browser), name, brand);
   if (!override) return null;
   const { root, connection } = await browserConnection(browser);
   beforeEveryWorker(connection, workerPlatformScript(override.platform));

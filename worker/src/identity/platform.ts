@@ -55,9 +55,28 @@ export interface Brand {
   version: string;
 }
 
+/**
+ * The brand a persona's pages claim (`BROWSER_BRAND`): `real` tells the browser's own brands
+ * (a Chromium says Chromium), `google-chrome` claims Google Chrome's, as Google's build lists
+ * them. A browser that already is Google Chrome keeps its own either way.
+ */
+export const BRAND_CLAIMS = ['real', 'google-chrome'] as const;
+export type BrandClaim = (typeof BRAND_CLAIMS)[number];
+
+/** The machine's own system as the browser tells it (client hints and navigator.platform). */
+export interface RealSystem {
+  navigator: string;
+  hint: string;
+  platformVersion: string;
+  architecture: string;
+  bitness: string;
+  wow64: boolean;
+}
+
 /** What the real browser tells, read once from a page of its own. */
 export interface RealAgent {
   userAgent: string;
+  system: RealSystem;
   brands: Brand[];
   fullVersionList: Brand[];
   /** `Browser.getVersion`'s product version (`156.0.8078.79`). */
@@ -82,9 +101,12 @@ export interface UserAgentMetadata {
   formFactors: string[];
 }
 
-/** What every page and its workers are told instead of the machine's system. */
+/** What every page and its workers are told instead of the machine's system or brand. */
 export interface PlatformOverride {
+  /** The system told: the machine's own when only the brand changes. */
   name: PlatformName;
+  /** The brand claimed, or null when the browser's own brands are told. */
+  brand: 'Google Chrome' | null;
   userAgent: string;
   /** `navigator.platform`, in pages and dedicated workers. */
   platform: string;
@@ -99,33 +121,124 @@ export function platformOfUserAgent(userAgent: string): PlatformName | null {
   return null;
 }
 
+const GOOGLE_CHROME = 'Google Chrome';
+
+/** Whether a brand list names a Google Chrome (the browser is one, or claims to be). */
+export function isGoogleChrome(brands: readonly Brand[]): boolean {
+  return brands.some((b) => b.brand === GOOGLE_CHROME);
+}
+
 /**
- * The override that makes `real` tell `name`, or null when it already does (a persona that
- * asks for its machine's own system is left untouched). The browser, its version and its
- * brands stay the real ones: only the system changes.
+ * Google Chrome's brand list for the Chromium whose list is `own` (its GREASE entry and its
+ * Chromium entry, in the order Chromium put them for its major version). Google's build adds
+ * its brand with the same version, and orders the three by one of the six permutations picked
+ * by the major version (`major % 6`): GREASE at `order[0]`, Chromium at `order[1]`, Google
+ * Chrome at `order[2]`; a Chromium orders its two by `major % 2`. So Chrome 120 says
+ * `Not_A Brand, Chromium, Google Chrome`, 124 `Chromium, Google Chrome, Not-A.Brand`, 131
+ * `Google Chrome, Chromium, Not_A Brand` (as those releases sent them). Null when `own` is not
+ * a Chromium's two entries.
  */
-export function planPlatform(real: RealAgent, name: PlatformName): PlatformOverride | null {
-  if (platformOfUserAgent(real.userAgent) === name) return null;
+export function googleChromeBrands(own: readonly Brand[]): Brand[] | null {
+  const chromium = own.find((b) => b.brand === 'Chromium');
+  const grease = own.find((b) => b.brand !== 'Chromium');
+  if (!chromium || !grease || own.length !== 2) return null;
+  const major = Number.parseInt(chromium.version, 10);
+  if (!Number.isInteger(major) || major < 0) return null;
+  const ORDERS = [
+    [0, 1, 2],
+    [0, 2, 1],
+    [1, 0, 2],
+    [1, 2, 0],
+    [2, 0, 1],
+    [2, 1, 0],
+  ] as const;
+  const order = ORDERS[major % 6] ?? ORDERS[0];
+  const list: Brand[] = [];
+  list[order[0]] = { ...grease };
+  list[order[1]] = { ...chromium };
+  list[order[2]] = { brand: GOOGLE_CHROME, version: chromium.version };
+  return list;
+}
+
+/**
+ * The override that makes `real` tell `name` (null: the machine's own system) and claim
+ * `brand`, or null when it already does (a persona that asks for its machine's own system and
+ * brand is left untouched, and a Google Chrome keeps its own brands). The browser and its
+ * version stay the real ones; the system changes, and the brand when a Chromium claims Google
+ * Chrome's (its client hints only: the User-Agent string is the same for both).
+ */
+export function planPlatform(
+  real: RealAgent,
+  name: PlatformName | null,
+  brand: BrandClaim = 'real',
+): PlatformOverride | null {
+  const own = platformOfUserAgent(real.userAgent);
+  const claim =
+    brand === 'google-chrome' && !isGoogleChrome(real.brands)
+      ? {
+          brands: googleChromeBrands(real.brands),
+          fullVersionList: googleChromeBrands(real.fullVersionList),
+        }
+      : null;
+  if (claim && (!claim.brands || !claim.fullVersionList)) {
+    throw new Error(
+      `the browser's brands are not a Chromium's, cannot claim Google Chrome: ${JSON.stringify(real.brands)}`,
+    );
+  }
+  const systemChanges = name !== null && own !== name;
+  if (!systemChanges && !claim) return null;
+  const brands = claim?.brands ?? real.brands;
+  const fullVersionList = claim?.fullVersionList ?? real.fullVersionList;
+  const common = {
+    brands,
+    fullVersionList,
+    fullVersion: real.fullVersion,
+    model: real.model,
+    mobile: real.mobile,
+    formFactors: real.formFactors,
+  };
+  const brandTold = claim ? GOOGLE_CHROME : null;
+  if (!systemChanges) {
+    // The brand alone: the machine's own system, as the browser itself tells it.
+    if (!own)
+      throw new Error(`the browser's system is not one this product tells: ${real.userAgent}`);
+    const sys = real.system;
+    return {
+      name: own,
+      brand: brandTold,
+      userAgent: real.userAgent,
+      platform: sys.navigator,
+      userAgentMetadata: {
+        ...common,
+        platform: sys.hint,
+        platformVersion: sys.platformVersion,
+        architecture: sys.architecture,
+        bitness: sys.bitness,
+        wow64: sys.wow64,
+      },
+    };
+  }
   const facts = FACTS[name];
   if (!/\([^)]*\)/.test(real.userAgent)) {
     throw new Error(`the browser's user agent has no system part: ${real.userAgent}`);
   }
   return {
     name,
+    brand: brandTold,
     userAgent: real.userAgent.replace(/\([^)]*\)/, `(${facts.uaToken})`),
     platform: facts.navigator,
     userAgentMetadata: {
-      brands: real.brands,
-      fullVersionList: real.fullVersionList,
-      fullVersion: real.fullVersion,
+      brands: common.brands,
+      fullVersionList: common.fullVersionList,
+      fullVersion: common.fullVersion,
       platform: facts.hint,
       platformVersion: facts.platformVersion,
       architecture: facts.architecture,
-      model: real.model,
-      mobile: real.mobile,
+      model: common.model,
+      mobile: common.mobile,
       bitness: facts.bitness,
       wow64: false,
-      formFactors: real.formFactors,
+      formFactors: common.formFactors,
     },
   };
 }

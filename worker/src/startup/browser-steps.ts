@@ -79,6 +79,7 @@ export const browserStep: StartupStep<
       extraArgs: launch.args,
       extraEnv: launch.env,
       platform: config.browserPlatform,
+      brand: config.browserBrand,
       slowmoMs: config.slowmoMs,
       warnings,
       timing: config.timing,
