@@ -106,7 +106,7 @@ async function colours(id: string): Promise<string[]> {
   return seen.filter((c) => c !== 'other');
 }
 
-test('a lease is recorded from its start to its release: the page red, then blue', async () => {
+test('a lease is recorded from its start to its release: the page as leased, red, then blue', async () => {
   // Control: a page shown without a lease is not recorded.
   await show('a', 'green', '');
   expect(await recordings()).toEqual([]);
