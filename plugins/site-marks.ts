@@ -12,7 +12,8 @@ import { pollUntil } from '@persona-browser/plugin-sdk';
 export interface CheckItem {
   /** The name in the family's table: `SELECTORS.feedArticle`, `API.items[0].code`. */
   name: string;
-  kind: 'selector' | 'json_key';
+  /** A CSS selector, a key of an API answer, or a text mark (a column heading, a pattern). */
+  kind: 'selector' | 'json_key' | 'text';
   /** The page (or API answer) it was looked for on. */
   where: string;
   found: boolean;
@@ -20,6 +21,16 @@ export interface CheckItem {
 
 /** A table of selectors: name → CSS selector. */
 export type SelectorTable = Record<string, string>;
+
+/** A table whose entries may be grouped (`menuLink: {home, conto}`), as one flat table. */
+export function flatTable(table: Record<string, string | Record<string, string>>): SelectorTable {
+  const out: SelectorTable = {};
+  for (const [name, v] of Object.entries(table)) {
+    if (typeof v === 'string') out[name] = v;
+    else for (const [k, s] of Object.entries(v)) out[`${name}.${k}`] = s;
+  }
+  return out;
+}
 
 /* Runs in the page's isolated world: which selectors match at least one element. */
 function matchInPage(selectors: string[]): boolean[] {

@@ -73,6 +73,7 @@ const PLUGINS = [
   'vai-a-carta',
   'seleziona-periodo',
   'leggi-movimenti',
+  'site-check',
 ];
 const PLACEHOLDERS: Array<['GET' | 'POST', string]> = [
   ['POST', 'login'],
@@ -83,7 +84,7 @@ const PLACEHOLDERS: Array<['GET' | 'POST', string]> = [
   ['GET', 'scarica-movimenti-carta'],
 ];
 
-test('the family loads nine plugins and six placeholders; a placeholder answers 501', async () => {
+test('the family loads ten plugins and six placeholders; a placeholder answers 501', async () => {
   const r = await world.w.call<Body>('GET', '/api/v1/plugins', { auth: false });
   const ours = (r.body.plugins as Body[]).filter((p) => p.name.startsWith('bank/bank-a/'));
   expect(ours.map((p) => p.name.slice('bank/bank-a/'.length)).sort()).toEqual(

@@ -72,9 +72,14 @@ test('SITE_CHECKS is read as family?params@cron; a bad one says what is wrong', 
   expect(parseSiteChecks('social@every day')).toBe(
     '"SITE_CHECKS" entry "social@every day": "every day" is not a cron expression',
   );
-  expect(parseSiteChecks('bank@0 6 * * *')).toMatch(
-    /^"SITE_CHECKS" names family "bank": one of social/,
+  expect(parseSiteChecks('bank@0 6 * * *')).toBe(
+    '"SITE_CHECKS" names family "bank": one of social, archive, bank-a, bank-b',
   );
+  // The banks' checks are scheduled as the others are.
+  expect(parseSiteChecks('bank-a?wait_s=5@30 7 * * *; bank-b@0 8 * * 1-5')).toEqual([
+    { family: 'bank-a', params: { wait_s: 5 }, cron: '30 7 * * *' },
+    { family: 'bank-b', params: {}, cron: '0 8 * * 1-5' },
+  ]);
 });
 
 test('the scheduled check runs on its own: its outcome in the API and in /metrics', async () => {
@@ -141,7 +146,10 @@ test('a run on demand answers its outcome; a bad family, persona or SITE_CHECKS 
   const bad = await call(`${waker.url}/api/personas/alice/site-checks/bank`, { method: 'POST' });
   expect(bad).toMatchObject({
     status: 400,
-    body: { success: false, error: 'No site check for family bank: one of social, archive' },
+    body: {
+      success: false,
+      error: 'No site check for family bank: one of social, archive, bank-a, bank-b',
+    },
   });
   const nobody = await call(`${waker.url}/api/personas/nobody/site-checks`);
   expect(nobody.status).toBe(404);

@@ -9,7 +9,7 @@ import { api, onKeyChange, reportFailure, state } from './core.js';
  * @typedef {{ debug_id: string, plugin: string, page_id: string, error: string, time: string,
  *   size: number }} BundleRow
  * @typedef {{ id: string, plugin: string, page_id: string, time: string, duration_ms: number,
- *   outcome: string, frames: number, size: number, missing: string | null }} RecordingRow
+ *   outcome: string, frames: number, size: number, missing: string | null, kind?: string }} RecordingRow
  */
 
 /** The blob: URLs in use, revoked when the view shows something else. */
@@ -206,7 +206,14 @@ export async function refreshRecords() {
       const size = x.missing ? 'withheld' : kb(x.size);
       addRow(
         rBody,
-        [when(x.time), x.plugin, x.page_id, x.outcome, length, size],
+        [
+          when(x.time),
+          x.kind === 'lease' ? '(lease)' : x.plugin,
+          x.page_id,
+          x.outcome,
+          length,
+          size,
+        ],
         'Play',
         () => void playRecording(x.id),
       );

@@ -33,6 +33,7 @@ import type { WorkerMetrics } from './http/metrics';
 import { bundleRoutes } from './routes/bundles';
 import type { BundleStore } from './plugins/bundle-store';
 import type { Recorder } from './recording/recorder';
+import type { RecordingStore } from './recording/recording-store';
 import { recordingRoutes } from './routes/recordings';
 import type { Discovery } from './plugins/discover';
 import type { Rng } from './human/types';
@@ -62,6 +63,8 @@ export interface AppDeps extends SystemDeps {
   mcp?: McpEndpoint;
   /** Prometheus' `/metrics`, and the counters that routes and the live view move. */
   metrics?: WorkerMetrics;
+  /** The screen recordings kept (of plugin calls, of leases), when either is recorded. */
+  recordings?: RecordingStore;
   /** The plugins found at start, and what plugins need beyond the deps above. */
   plugins?: {
     found: Discovery;
@@ -102,7 +105,9 @@ export function allRoutes(deps: AppDeps): Route[] {
         })
       : []),
     ...(deps.plugins ? bundleRoutes(deps.plugins.bundles) : []),
-    ...(deps.plugins ? recordingRoutes(deps.plugins.recorder?.store ?? null) : []),
+    ...(deps.plugins
+      ? recordingRoutes(deps.recordings ?? deps.plugins.recorder?.store ?? null)
+      : []),
   ];
 }
 

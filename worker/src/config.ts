@@ -52,9 +52,16 @@ export interface Config {
    * oldest first past this size. */
   bundleRetentionMs: number;
   bundleCapBytes: number;
-  /** Screen recordings of plugin calls (`dataDir/recordings/`), when `RECORDING` is on: frames
-   * a second, and retention as the bundles have it. Null: off. */
-  recording: { fps: number; retentionMs: number; capBytes: number } | null;
+  /** Screen recordings (`dataDir/recordings/`) of plugin calls (`RECORDING`) and of whole
+   * leases (`RECORDING_LEASES`): frames a second, and retention as the bundles have it. Null:
+   * neither is on. */
+  recording: {
+    calls: boolean;
+    leases: boolean;
+    fps: number;
+    retentionMs: number;
+    capBytes: number;
+  } | null;
   vision: {
     baseUrl: string;
     model: string;
@@ -114,6 +121,7 @@ interface WorkerEnv {
   BUNDLE_RETENTION_DAYS: number;
   BUNDLE_CAP_MB: number;
   RECORDING: boolean;
+  RECORDING_LEASES: boolean;
   RECORDING_FPS: number;
   RECORDING_RETENTION_DAYS: number;
   RECORDING_CAP_MB: number;
@@ -180,6 +188,7 @@ const schema = Joi.object<WorkerEnv, true>({
   BUNDLE_RETENTION_DAYS: Joi.number().positive().default(14),
   BUNDLE_CAP_MB: Joi.number().min(0).default(200),
   RECORDING: Joi.boolean().default(false),
+  RECORDING_LEASES: Joi.boolean().default(false),
   RECORDING_FPS: Joi.number().min(0.2).max(10).default(2),
   RECORDING_RETENTION_DAYS: Joi.number().positive().default(3),
   RECORDING_CAP_MB: Joi.number().min(0).default(200),
@@ -255,13 +264,16 @@ export function loadConfig(
     mediaCapBytes: Math.round(v.MEDIA_CAP_MB * 1024 * 1024),
     bundleRetentionMs: v.BUNDLE_RETENTION_DAYS * 86_400_000,
     bundleCapBytes: Math.round(v.BUNDLE_CAP_MB * 1024 * 1024),
-    recording: v.RECORDING
-      ? {
-          fps: v.RECORDING_FPS,
-          retentionMs: v.RECORDING_RETENTION_DAYS * 86_400_000,
-          capBytes: Math.round(v.RECORDING_CAP_MB * 1024 * 1024),
-        }
-      : null,
+    recording:
+      v.RECORDING || v.RECORDING_LEASES
+        ? {
+            calls: v.RECORDING,
+            leases: v.RECORDING_LEASES,
+            fps: v.RECORDING_FPS,
+            retentionMs: v.RECORDING_RETENTION_DAYS * 86_400_000,
+            capBytes: Math.round(v.RECORDING_CAP_MB * 1024 * 1024),
+          }
+        : null,
     vision: {
       baseUrl: v.VISION_BASE_URL.replace(/\/+$/, ''),
       model: v.VISION_MODEL,

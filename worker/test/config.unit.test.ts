@@ -139,10 +139,20 @@ describe('environment files', () => {
     const root = repo({ 'p/persona.env': 'RECORDING=true\nRECORDING_FPS=4\n' });
     expect(loadConfig({}, root).recording).toBeNull();
     expect(loadConfig({ PERSONA_DIR: path.join(root, 'p') }, root).recording).toEqual({
+      calls: true,
+      leases: false,
       fps: 4,
       retentionMs: 3 * 86_400_000,
       capBytes: 200 * 1024 * 1024,
     });
+    // RECORDING_LEASES alone: leases recorded, plugin calls not.
+    expect(loadConfig({ RECORDING_LEASES: 'true' }, root).recording).toMatchObject({
+      calls: false,
+      leases: true,
+    });
+    expect(() => loadConfig({ RECORDING_LEASES: 'sometimes' }, root)).toThrow(
+      /invalid RECORDING_LEASES/,
+    );
     expect(() => loadConfig({ RECORDING: 'true', RECORDING_FPS: '30' }, root)).toThrow(
       'invalid RECORDING_FPS: "RECORDING_FPS" must be less than or equal to 10',
     );

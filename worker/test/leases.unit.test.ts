@@ -38,6 +38,41 @@ describe('LeaseTable with a controlled clock', () => {
   });
 });
 
+describe('LeaseTable watcher', () => {
+  test('hears each lease taken and how it ended; a renewal is not a new lease', () => {
+    let now = 0;
+    const table = new LeaseTable(() => now);
+    const heard: string[] = [];
+    table.watch((e) =>
+      heard.push(e.type === 'start' ? `start ${e.pageId}` : `${e.why} ${e.pageId}`),
+    );
+    const a = table.acquire('a', undefined, 10).token;
+    table.acquire('a', a, 20);
+    table.release('a', a);
+    table.acquire('b', undefined, 1);
+    now += 999;
+    expect(table.isLeased('b')).toBe(true);
+    now += 1;
+    expect(table.isLeased('b')).toBe(false);
+    table.acquire('c', undefined, 10);
+    table.acquire('d', undefined, 10);
+    table.forget('c');
+    table.clear();
+    // Control: nothing is heard for a page that was never leased.
+    table.forget('never');
+    expect(heard).toEqual([
+      'start a',
+      'released a',
+      'start b',
+      'expired b',
+      'start c',
+      'start d',
+      'closed c',
+      'closed d',
+    ]);
+  });
+});
+
 describe('TimedMutex', () => {
   test('serves waiters in order and times out a waiter past its deadline', async () => {
     const m = new TimedMutex();

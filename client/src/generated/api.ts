@@ -983,6 +983,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/{page_id}/plugin/bank/bank-a/site-check': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Checks that bank-a's site still has every selector and text mark the bank-a plugins rely on in the logged-in area: the header and menu of the home, the current account's and the card's balance, period selector, movements table and pages.
+     * @description Checks that bank-a's site still has every selector and text mark the bank-a plugins rely on in the logged-in area: the header and menu of the home, the current account's and the card's balance, period selector, movements table and pages. Reads only: opens pages by the menu's links, never fills or submits a form and never moves money. Answers each item found or missing; success false naming the missing ones (and a failure bundle).
+     *
+     *     Docs: `GET /api/v1/plugins/bank/bank-a/site-check/docs`.
+     */
+    post: operations['post-plugins-bank/bank-a/site-check'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/{page_id}/plugin/bank/bank-a/vai-a-carta': {
     parameters: {
       query?: never;
@@ -1285,6 +1307,28 @@ export interface paths {
      *     Docs: `GET /api/v1/plugins/bank/bank-b/seleziona-periodo/docs`.
      */
     post: operations['post-plugins-bank/bank-b/seleziona-periodo'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/{page_id}/plugin/bank/bank-b/site-check': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Checks that bank-b's site still has every selector and text mark the bank-b plugins rely on in the logged-in area: the main menu of the home, and on “I miei conti” the account tabs, the period form, the shown period, the movements table and its page links.
+     * @description Checks that bank-b's site still has every selector and text mark the bank-b plugins rely on in the logged-in area: the main menu of the home, and on “I miei conti” the account tabs, the period form, the shown period, the movements table and its page links. Reads only: opens “I miei conti” by the menu's link, never fills or submits a form and never moves money. Answers each item found or missing; success false naming the missing ones (and a failure bundle).
+     *
+     *     Docs: `GET /api/v1/plugins/bank/bank-b/site-check/docs`.
+     */
+    post: operations['post-plugins-bank/bank-b/site-check'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1884,8 +1928,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The screen recordings of plugin calls, newest first
-     * @description `recording` says whether recording is on (`RECORDING`).
+     * The screen recordings of plugin calls and leases, newest first
+     * @description `recording` says whether recording is on (`RECORDING`, or `RECORDING_LEASES` for whole leases).
      */
     get: operations['get-recordings-recordings'];
     put?: never;
@@ -6419,6 +6463,104 @@ export interface operations {
       };
     };
   };
+  'post-plugins-bank/bank-a/site-check': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description lease token, required while the page is leased */
+        'X-Lease'?: string;
+      };
+      path: {
+        page_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /**
+           * @description how long a page may take to show every mark before one counts as missing
+           * @default 8
+           */
+          wait_s?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            page_id: string | null;
+            checked: number;
+            missing_count: number;
+            items: unknown[];
+            missing: unknown[];
+            message: string;
+          };
+        };
+      };
+      /** @description Bad request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Missing or wrong bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuthError'];
+        };
+      };
+      /** @description Page not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Page busy past the wait timeout */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Page leased by another client */
+      423: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Navigator not initialized, or server not configured */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
   'post-plugins-bank/bank-a/vai-a-carta': {
     parameters: {
       query?: never;
@@ -7688,6 +7830,104 @@ export interface operations {
             how: string;
             state: string;
             page_url: string;
+            message: string;
+          };
+        };
+      };
+      /** @description Bad request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Missing or wrong bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuthError'];
+        };
+      };
+      /** @description Page not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Page busy past the wait timeout */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Page leased by another client */
+      423: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Navigator not initialized, or server not configured */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  'post-plugins-bank/bank-b/site-check': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description lease token, required while the page is leased */
+        'X-Lease'?: string;
+      };
+      path: {
+        page_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /**
+           * @description how long a page may take to show every mark before one counts as missing
+           * @default 8
+           */
+          wait_s?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            page_id: string | null;
+            checked: number;
+            missing_count: number;
+            items: unknown[];
+            missing: unknown[];
             message: string;
           };
         };
@@ -10281,6 +10521,11 @@ export interface operations {
             recording: boolean;
             recordings: {
               id: string;
+              /**
+               * @description a plugin call, or a leased page from its lease to its end (RECORDING_LEASES)
+               * @enum {string}
+               */
+              kind: 'plugin' | 'lease';
               plugin: string;
               page_id: string;
               time: string;
@@ -10345,12 +10590,26 @@ export interface operations {
             page_id: string | null;
             recording: {
               id: string;
+              /**
+               * @description a plugin call, or a leased page from its lease to its end (RECORDING_LEASES)
+               * @enum {string}
+               */
+              kind: 'plugin' | 'lease';
+              /** @description the plugin called; '' for a lease */
               plugin: string;
               page_id: string;
               time: string;
               duration_ms: number;
               /** @enum {string} */
-              outcome: 'ok' | 'failed' | 'crashed' | 'timeout' | 'refused';
+              outcome:
+                | 'ok'
+                | 'failed'
+                | 'crashed'
+                | 'timeout'
+                | 'refused'
+                | 'released'
+                | 'expired'
+                | 'closed';
               frames: number;
               width: number;
               height: number;

@@ -8,6 +8,8 @@
 export const SITE_CHECK_ROUTES: Readonly<Record<string, string>> = {
   social: 'social/site-check',
   archive: 'archive/site-check',
+  'bank-a': 'bank/bank-a/site-check',
+  'bank-b': 'bank/bank-b/site-check',
 };
 
 /**

@@ -11,20 +11,45 @@ interface Lease {
   expiresAt: number;
 }
 
+/** How a lease ended: released by its holder, its ttl passed, or its page (or browser) went. */
+export type LeaseEnd = 'released' | 'expired' | 'closed';
+
+/** A lease taken (not a renewal) or ended, told to the table's watcher. */
+export type LeaseEvent =
+  | { type: 'start'; pageId: string; token: string }
+  | { type: 'end'; pageId: string; token: string; why: LeaseEnd };
+
 /**
  * Exclusive page leases. A lease lasts `ttl` seconds after the last call that used it; an
  * expired lease is simply absent.
  */
 export class LeaseTable {
   private readonly leases = new Map<string, Lease>();
+  private watcher: ((e: LeaseEvent) => void) | null = null;
 
   constructor(private readonly now: () => number = Date.now) {}
+
+  /**
+   * Tells `fn` of every lease taken and ended (recordings of whole leases). An expiry is seen
+   * when the table is next asked about the page: a watcher that must see it soon asks
+   * (`isLeased`) on a timer.
+   */
+  watch(fn: (e: LeaseEvent) => void): void {
+    this.watcher = fn;
+  }
+
+  private drop(pageId: string, why: LeaseEnd): void {
+    const lease = this.leases.get(pageId);
+    if (!lease) return;
+    this.leases.delete(pageId);
+    this.watcher?.({ type: 'end', pageId, token: lease.token, why });
+  }
 
   private current(pageId: string): Lease | null {
     const lease = this.leases.get(pageId);
     if (!lease) return null;
     if (lease.expiresAt <= this.now()) {
-      this.leases.delete(pageId);
+      this.drop(pageId, 'expired');
       return null;
     }
     return lease;
@@ -73,6 +98,7 @@ export class LeaseTable {
     }
     const fresh = { token: randomHex(16), ttlS, expiresAt: this.now() + ttlS * 1000 };
     this.leases.set(pageId, fresh);
+    this.watcher?.({ type: 'start', pageId, token: fresh.token });
     return fresh;
   }
 
@@ -104,14 +130,14 @@ export class LeaseTable {
     if (!lease || !presented || !safeEqual(presented, lease.token)) {
       throw new Locked('X-Lease does not hold a lease on this page', pageId);
     }
-    this.leases.delete(pageId);
+    this.drop(pageId, 'released');
   }
 
   forget(pageId: string): void {
-    this.leases.delete(pageId);
+    this.drop(pageId, 'closed');
   }
 
   clear(): void {
-    this.leases.clear();
+    for (const pageId of [...this.leases.keys()]) this.drop(pageId, 'closed');
   }
 }

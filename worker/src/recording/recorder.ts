@@ -2,7 +2,12 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { errorMessage } from '@persona-browser/service-kit';
 import { ApngWriter } from './apng';
-import type { RecordingMeta, RecordingOutcome, RecordingStore } from './recording-store';
+import type {
+  RecordingKind,
+  RecordingMeta,
+  RecordingOutcome,
+  RecordingStore,
+} from './recording-store';
 import { parseXwd } from './xwd';
 
 /** A dump of the whole screen in XWD form. */
@@ -41,8 +46,9 @@ export interface RecorderOptions {
   now?: () => number;
 }
 
-/** What a recording is of. */
+/** What a recording is of: a plugin call on a page, or a lease of a page (`plugin` ''). */
 export interface Recorded {
+  kind: RecordingKind;
   plugin: string;
   pageId: string;
 }
@@ -120,6 +126,7 @@ export class Recording {
     const size = this.writer.screenSize;
     const meta: RecordingMeta = {
       id: this.id,
+      kind: this.what.kind,
       plugin: this.what.plugin,
       page_id: this.what.pageId,
       time: this.startedAt.toISOString(),
@@ -136,7 +143,7 @@ export class Recording {
   }
 }
 
-/** Starts recordings of the screen: one per plugin call, when recording is on. */
+/** Starts recordings of the screen: one per plugin call or lease, when recording is on. */
 export class Recorder {
   constructor(private readonly opts: RecorderOptions) {}
 

@@ -5,12 +5,21 @@ import { DatedFolders } from '../plugins/dated-folders';
 /** The file of a recording: an animated PNG (browsers play it in an <img>). */
 export const RECORDING_FILE = 'recording.png';
 
-/** How a recorded call ended (the plugin outcome counter's words). */
-export type RecordingOutcome = 'ok' | 'failed' | 'crashed' | 'timeout' | 'refused';
+/**
+ * How a recorded call ended (the plugin outcome counter's words), or how a recorded lease did
+ * (`LeaseEnd`: released, expired, closed).
+ */
+export type RecordingOutcome =
+  'ok' | 'failed' | 'crashed' | 'timeout' | 'refused' | 'released' | 'expired' | 'closed';
+
+/** What was recorded: a plugin call, or a leased page from acquire to its end. */
+export type RecordingKind = 'plugin' | 'lease';
 
 /** What meta.json says of a recorded call; the store reads only these fields back. */
 export interface RecordingMeta {
   id: string;
+  kind: RecordingKind;
+  /** The plugin called; '' for a lease. */
   plugin: string;
   page_id: string;
   /** ISO 8601, UTC: when the recording started. */
@@ -31,6 +40,7 @@ export interface RecordingMeta {
 
 export interface RecordingSummary {
   id: string;
+  kind: RecordingKind;
   plugin: string;
   page_id: string;
   time: string;
@@ -79,8 +89,10 @@ export class RecordingStore {
   list(): RecordingSummary[] {
     return this.folders
       .entries()
-      .map(({ id, meta, size }) => ({
+      .map(({ id, meta, size }): RecordingSummary => ({
         id,
+        // Recordings written before leases were recorded are of plugin calls.
+        kind: meta?.kind === 'lease' ? 'lease' : 'plugin',
         plugin: meta?.plugin ?? '',
         page_id: meta?.page_id ?? '',
         time: meta?.time ?? '',
@@ -94,7 +106,8 @@ export class RecordingStore {
   }
 
   meta(id: string): RecordingMeta | null {
-    return this.folders.meta(id);
+    const m = this.folders.meta(id);
+    return m && { ...m, kind: m.kind === 'lease' ? 'lease' : 'plugin' };
   }
 
   /** The animated PNG of a recording; null for an unknown id or one without a file. */

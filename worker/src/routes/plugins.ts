@@ -154,7 +154,7 @@ function pluginRoutes(p: LoadedPlugin, deps: PluginRouteDeps): Route[] {
     const context = pluginContext(p, ctx.page, ctx.call, deps, trail);
     const run = (): Promise<unknown> => p.module.run(context, ctx.body);
     // From here nothing throws before the run, whose every way out stops the recording.
-    const recording = deps.recorder?.start({ plugin: p.name, pageId: ctx.page.id });
+    const recording = deps.recorder?.start({ kind: 'plugin', plugin: p.name, pageId: ctx.page.id });
     const stopRecording = async (outcome: PluginResult): Promise<void> => {
       try {
         await recording?.finish(outcome, async () =>

@@ -10,10 +10,23 @@ const str = Joi.string();
 
 const unknownRecording = (id: string): NotFound => new NotFound(`No recording ${id}`);
 
-const outcome = str.valid('ok', 'failed', 'crashed', 'timeout', 'refused');
+const outcome = str.valid(
+  'ok',
+  'failed',
+  'crashed',
+  'timeout',
+  'refused',
+  'released',
+  'expired',
+  'closed',
+);
+const kind = str
+  .valid('plugin', 'lease')
+  .description('a plugin call, or a leased page from its lease to its end (RECORDING_LEASES)');
 
 const summary = Joi.object({
   id: str.required(),
+  kind: kind.required(),
   plugin: str.allow('').required(),
   page_id: str.allow('').required(),
   time: str.allow('').required(),
@@ -26,7 +39,8 @@ const summary = Joi.object({
 
 const meta = Joi.object({
   id: str.required(),
-  plugin: str.required(),
+  kind: kind.required(),
+  plugin: str.allow('').required().description("the plugin called; '' for a lease"),
   page_id: str.required(),
   time: str.required(),
   duration_ms: Joi.number().required(),
@@ -51,8 +65,9 @@ export function recordingRoutes(store: RecordingStore | null): Route[] {
       path: '/api/v1/recordings',
       auth: true,
       tag: 'Recordings',
-      summary: 'The screen recordings of plugin calls, newest first',
-      description: '`recording` says whether recording is on (`RECORDING`).',
+      summary: 'The screen recordings of plugin calls and leases, newest first',
+      description:
+        '`recording` says whether recording is on (`RECORDING`, or `RECORDING_LEASES` for whole leases).',
       response: envelope({
         recording: Joi.boolean().required(),
         recordings: Joi.array().items(summary).required(),

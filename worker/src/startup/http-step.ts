@@ -20,7 +20,9 @@ import { BundleStore } from '../plugins/bundle-store';
 import { pluginRandom } from '../plugins/random';
 import type { Grab } from '../recording/recorder';
 import { fileGrab, Recorder, xwdGrab } from '../recording/recorder';
+import { LeaseRecordings } from '../recording/lease-recordings';
 import { RecordingStore } from '../recording/recording-store';
+import { pageTextOf, pixelsWithheld } from '../plugins/bundle';
 import { ProxyErrors } from '../system-info';
 import { sleep } from '../util';
 import { VisionClient } from '../vision/client';
@@ -51,6 +53,7 @@ export interface Listening {
   live: LiveView;
   cdp: CdpEndpoint;
   mcp: McpEndpoint;
+  leaseRecordings: LeaseRecordings | null;
 }
 
 /** The port the server got (PORT=0 asks for a free one). */
@@ -105,6 +108,24 @@ export const httpStep: StartupStep<Served, Listening> = {
       persona: config.personaName ?? 'worker',
       sessions: config.mcp,
     });
+    const recorder = config.recording
+      ? recorderOf(config.recording, config.dataDir, screenGrab(ready))
+      : undefined;
+    // RECORDING_LEASES: a recording from each lease taken to its end.
+    const leaseRecordings =
+      recorder && config.recording?.leases
+        ? new LeaseRecordings({
+            recorder,
+            leases: navigator.leases,
+            withheld: async (pageId) => {
+              const pool = navigator.initialized ? navigator.requirePool() : null;
+              const page = pool?.has(pageId) ? pool.get(pageId) : null;
+              return pixelsWithheld(secrets, page ? await pageTextOf(page) : null);
+            },
+            logger,
+          })
+        : null;
+    leaseRecordings?.start();
     let commit: Promise<CommitInfo | null> | null = null;
     const server = createServer({
       navigator,
@@ -141,25 +162,26 @@ export const httpStep: StartupStep<Served, Listening> = {
           capBytes: config.bundleCapBytes,
           maxAgeMs: config.bundleRetentionMs,
         }),
-        recorder: config.recording
-          ? recorderOf(config.recording, config.dataDir, screenGrab(ready))
-          : undefined,
+        recorder: config.recording?.calls ? recorder : undefined,
       },
+      recordings: recorder?.store,
       shutdown: () => ready.exit('kill endpoint'),
     });
     await listen(server, config.port, config.host);
     const port = boundPort(server, config.port);
     mcp.listening(loopbackUrl(config.host, port));
     logger.info('listening', { host: config.host, port, persona: config.personaDir });
-    return { server, tracker, live, cdp, mcp };
+    return { server, tracker, live, cdp, mcp, leaseRecordings };
   },
-  stop: ({ server, tracker, live, cdp, mcp }) =>
+  stop: ({ server, tracker, live, cdp, mcp, leaseRecordings }) =>
     stopServer(server, async () => {
       // Calls under way get a moment to finish; the live view's sockets close with the rest.
       const deadline = Date.now() + DRAIN_MS;
       while (tracker.activity().in_flight > 0 && Date.now() < deadline) await sleep(50);
       // Agents' sessions end first: their leases are released through the API while it answers.
       await mcp.close();
+      // Leases still standing end with the worker: their recordings are written now.
+      await leaseRecordings?.stop();
       tracker.abandonAll();
       live.close();
       cdp.close();

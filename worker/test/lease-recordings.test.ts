@@ -1,0 +1,159 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { startWorker } from '@persona-browser/testkit/worker';
+import type { DecodedApng, ShownFrame } from './apng-decode';
+import { decodeApng, pixelAt } from './apng-decode';
+
+/**
+ * With RECORDING_LEASES on, a lease leaves one recording of the screen from the lease taken to
+ * its end: what the leased page showed meanwhile is in its frames; a release ends it, and so
+ * does an expiry. A page shown without a lease, or after it, is not recorded.
+ */
+
+type Body = Record<string, any>;
+type Rgb = [number, number, number];
+const RED: Rgb = [255, 0, 0];
+const BLUE: Rgb = [0, 0, 255];
+/** CSS `green`. */
+const GREEN: Rgb = [0, 128, 0];
+
+let w: RunningWorker;
+let site: http.Server;
+let siteUrl: string;
+
+beforeAll(async () => {
+  // A page of one colour per path: /red, /blue, /green.
+  site = http.createServer((req, res) => {
+    const colour = (req.url ?? '/').slice(1);
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(`<!doctype html><html style="background:${colour}"><body></body></html>`);
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  w = await startWorker({ env: { RECORDING_LEASES: 'true', RECORDING_FPS: '5' } });
+  await w.waitInitialized();
+  for (const page_id of ['a', 'b']) {
+    expect((await w.call('POST', '/api/v1/ops/create-page', { body: { page_id } })).status).toBe(
+      200,
+    );
+  }
+}, 60_000);
+afterAll(async () => {
+  await w?.stop();
+  await new Promise((resolve) => site?.close(resolve));
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+const recordings = async (): Promise<Body[]> =>
+  (await w.call<Body>('GET', '/api/v1/recordings')).body.recordings as Body[];
+
+/** The lease recordings, once `n` are written (their end is written a moment after it). */
+async function leaseRecordings(n: number, ms = 10_000): Promise<Body[]> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const list = (await recordings()).filter((r) => r.kind === 'lease');
+    if (list.length >= n || Date.now() > end) return list;
+    await sleep(200);
+  }
+}
+
+async function show(pageId: string, colour: string, lease: string): Promise<void> {
+  const r = await w.call<Body>('POST', `/api/v1/ops/${pageId}/navigate`, {
+    body: { url: `${siteUrl}/${colour}` },
+    lease,
+  });
+  expect(r.body.success).toBe(true);
+}
+
+async function take(pageId: string, ttl: number): Promise<string> {
+  const r = await w.call<Body>('POST', `/api/v1/ops/${pageId}/lease`, { body: { ttl } });
+  expect(r.status).toBe(200);
+  return r.body.lease_token as string;
+}
+
+function share(d: DecodedApng, f: ShownFrame, rgb: Rgb): number {
+  let n = 0;
+  let all = 0;
+  for (let y = 0; y < d.height; y += 8)
+    for (let x = 0; x < d.width; x += 8, all++) {
+      const [r, g, b] = pixelAt(d, f, x, y);
+      if (r === rgb[0] && g === rgb[1] && b === rgb[2]) n++;
+    }
+  return n / all;
+}
+
+/** The colours the recording's frames show, in order (a frame mostly one colour counts). */
+async function colours(id: string): Promise<string[]> {
+  const res = await fetch(`${w.url}/api/v1/recordings/${id}/recording.png`, {
+    headers: { authorization: 'Bearer test-service-key' },
+  });
+  expect(res.status).toBe(200);
+  const apng = decodeApng(Buffer.from(await res.arrayBuffer()));
+  const seen: string[] = [];
+  for (const f of apng.frames) {
+    const c =
+      share(apng, f, RED) > 0.3
+        ? 'red'
+        : share(apng, f, BLUE) > 0.3
+          ? 'blue'
+          : share(apng, f, GREEN) > 0.3
+            ? 'green'
+            : 'other';
+    if (seen.at(-1) !== c) seen.push(c);
+  }
+  return seen.filter((c) => c !== 'other');
+}
+
+test('a lease is recorded from its start to its release: the page as leased, red, then blue', async () => {
+  // Control: a page shown without a lease is not recorded.
+  await show('a', 'green', '');
+  expect(await recordings()).toEqual([]);
+
+  const before = Date.now();
+  const token = await take('a', 60);
+  await show('a', 'red', token);
+  await sleep(700);
+  await show('a', 'blue', token);
+  await sleep(700);
+  const released = await w.call<Body>('DELETE', '/api/v1/ops/a/lease', { lease: token });
+  expect(released.status).toBe(200);
+  const after = Date.now();
+
+  const [rec] = await leaseRecordings(1);
+  expect(rec).toMatchObject({ kind: 'lease', plugin: '', page_id: 'a', outcome: 'released' });
+  expect(rec!.missing).toBeNull();
+  // Its times are the lease's: from the lease taken to its release.
+  const started = Date.parse(rec!.time);
+  expect(started).toBeGreaterThanOrEqual(before - 1000);
+  expect(started + rec!.duration_ms).toBeLessThanOrEqual(after + 1000);
+  expect(rec!.duration_ms).toBeGreaterThanOrEqual(1400);
+  // The screen from the lease taken (the page was green then) to its release.
+  expect(await colours(rec!.id as string)).toEqual(['green', 'red', 'blue']);
+  const meta = (await w.call<Body>('GET', `/api/v1/recordings/${rec!.id}`)).body.recording;
+  expect(meta).toMatchObject({ kind: 'lease', page_id: 'a', outcome: 'released' });
+
+  // Ended: a page shown after the release is not in it, and starts no recording.
+  await show('a', 'yellow', '');
+  await sleep(500);
+  expect(await leaseRecordings(1, 0)).toEqual([rec]);
+  expect(await colours(rec!.id as string)).toEqual(['green', 'red', 'blue']);
+});
+
+test('a lease that expires ends its recording', async () => {
+  await show('b', 'green', '');
+  const token = await take('b', 3);
+  await show('b', 'red', token);
+  const shown = Date.now();
+  const list = await leaseRecordings(2);
+  const rec = list.find((r) => r.page_id === 'b');
+  expect(rec).toMatchObject({ kind: 'lease', page_id: 'b', outcome: 'expired', missing: null });
+  // It ended once the ttl had passed after the last call, and soon after (the table is asked
+  // twice a second).
+  const ended = Date.parse(rec!.time) + rec!.duration_ms;
+  expect(ended).toBeGreaterThanOrEqual(shown + 1000);
+  expect(rec!.duration_ms).toBeGreaterThanOrEqual(3000);
+  expect(rec!.duration_ms).toBeLessThan(3000 + 4000);
+  expect(await colours(rec!.id as string)).toContain('red');
+});
