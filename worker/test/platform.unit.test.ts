@@ -1,6 +1,13 @@
 import vm from 'node:vm';
 import type { RealAgent } from '../src/identity/platform';
-import { planPlatform, platformOfUserAgent, workerPlatformScript } from '../src/identity/platform';
+import {
+  fullVersionListOf,
+  machinePlatform,
+  planPlatform,
+  platformOfUserAgent,
+  userAgentSwitch,
+  workerPlatformScript,
+} from '../src/identity/platform';
 
 const LINUX_UA =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36';
@@ -73,6 +80,46 @@ describe('planning a platform', () => {
   });
 });
 
+describe('the browser’s --user-agent switch', () => {
+  test('the reduced user agent of the asked system, for the browser’s major version', () => {
+    expect(
+      userAgentSwitch(
+        'Chromium 156.0.8078.108 built on Debian GNU/Linux 12 (bookworm)',
+        'windows',
+        'linux',
+      ),
+    ).toBe(planPlatform(real, 'windows')?.userAgent);
+    expect(userAgentSwitch('Google Chrome 157.0.8100.2 ', 'macos', 'linux')).toBe(
+      'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/157.0.0.0 Safari/537.36',
+    );
+  });
+
+  test('none for the machine’s own system; a version line without a version is refused', () => {
+    expect(userAgentSwitch('Chromium 156.0.8078.108', 'linux', 'linux')).toBeNull();
+    expect(() => userAgentSwitch('Chromium (unknown)', 'windows', 'linux')).toThrow(
+      /cannot read the browser's version/,
+    );
+  });
+
+  test('the machine is named from the operating system', () => {
+    expect(
+      ['linux', 'win32', 'darwin', 'aix'].map((os) => machinePlatform(os as NodeJS.Platform)),
+    ).toEqual(['linux', 'windows', 'macos', null]);
+  });
+
+  test('a switched browser already names the system: planned against the machine it still plans', () => {
+    const switched = { ...real, userAgent: planPlatform(real, 'windows')?.userAgent ?? '' };
+    expect(planPlatform(switched, 'windows')).toBeNull();
+    expect(planPlatform(switched, 'windows', 'linux')).toEqual(planPlatform(real, 'windows'));
+  });
+
+  test('its emptied full version list is told as the browser tells it unswitched', () => {
+    expect(fullVersionListOf(real.brands, real.fullVersion)).toEqual(real.fullVersionList);
+    const plan = planPlatform({ ...real, fullVersionList: [] }, 'windows');
+    expect(plan?.userAgentMetadata.fullVersionList).toEqual(real.fullVersionList);
+  });
+});
+
 describe('the worker script', () => {
   /** A realm whose navigator has a platform getter that checks its receiver, as Blink's does. */
   const realm = (): vm.Context => {
@@ -122,22 +169,12 @@ describe('the worker script', () => {
     });
   });
 
-  test('without a user agent only the platform changes; with one, userAgent and appVersion too', () => {
-    const read = `[navigator.platform, navigator.userAgent, navigator.appVersion]`;
-    const plain = realm();
-    vm.runInContext(workerPlatformScript('Win32'), plain);
-    expect(vm.runInContext(read, plain)).toEqual([
-      'Win32',
-      'Mozilla/5.0 (X11; Linux x86_64)',
-      '5.0 (X11; Linux x86_64)',
-    ]);
-    const full = realm();
-    vm.runInContext(workerPlatformScript('Win32', 'Mozilla/5.0 (Windows NT 10.0)'), full);
-    expect(vm.runInContext(read, full)).toEqual([
-      'Win32',
-      'Mozilla/5.0 (Windows NT 10.0)',
-      '5.0 (Windows NT 10.0)',
-    ]);
+  test('only the platform changes: the user agent and app version stay the browser’s', () => {
+    const context = realm();
+    vm.runInContext(workerPlatformScript('Win32'), context);
+    expect(
+      vm.runInContext(`[navigator.platform, navigator.userAgent, navigator.appVersion]`, context),
+    ).toEqual(['Win32', 'Mozilla/5.0 (X11; Linux x86_64)', '5.0 (X11; Linux x86_64)']);
   });
 
   test('a call on a foreign receiver still throws the getter’s own error', () => {

@@ -1,8 +1,11 @@
 /**
  * A persona may tell another operating system than the machine's (`BROWSER_PLATFORM`). Every
  * surface then says the same: the User-Agent string and header, `navigator.platform` in pages
- * and dedicated workers, and the client hints with the real browser's brands and full version
- * list. This file plans what to tell; `platform-browser.ts` makes the browser tell it.
+ * and every kind of worker, and the client hints with the real browser's brands and full
+ * version list. All but a worker's platform through the browser's own means: its
+ * `--user-agent` switch (read natively by every page and worker, shared and service ones too)
+ * and DevTools' user-agent override on every target (the hints, the headers, a page's
+ * platform). This file plans what to tell; `platform-browser.ts` makes the browser tell it.
  */
 
 export const PLATFORM_NAMES = ['windows', 'macos', 'linux'] as const;
@@ -86,7 +89,7 @@ export interface UserAgentMetadata {
 export interface PlatformOverride {
   name: PlatformName;
   userAgent: string;
-  /** `navigator.platform`, in pages and dedicated workers. */
+  /** `navigator.platform`, in pages and workers. */
   platform: string;
   userAgentMetadata: UserAgentMetadata;
 }
@@ -99,13 +102,61 @@ export function platformOfUserAgent(userAgent: string): PlatformName | null {
   return null;
 }
 
+/** The system this machine runs, as a platform name (null for one this product does not tell). */
+export function machinePlatform(os: NodeJS.Platform = process.platform): PlatformName | null {
+  if (os === 'win32') return 'windows';
+  if (os === 'darwin') return 'macos';
+  if (os === 'linux') return 'linux';
+  return null;
+}
+
 /**
- * The override that makes `real` tell `name`, or null when it already does (a persona that
- * asks for its machine's own system is left untouched). The browser, its version and its
- * brands stay the real ones: only the system changes.
+ * The browser's `--user-agent` switch for `name`, from the browser's `--version` line
+ * (`Chromium 156.0.8078.108 built on Debian`, `Google Chrome 156.0.8078.108`): the reduced
+ * User-Agent string a desktop Chrome of that system and major version sends. Null when the
+ * machine already runs `name`. The switch is the only native means that reaches the
+ * `navigator.userAgent` of shared and service workers (measured: a DevTools override on their
+ * own session changes their hints and headers, not that string); every page, frame and worker
+ * of the browser reads it natively.
  */
-export function planPlatform(real: RealAgent, name: PlatformName): PlatformOverride | null {
-  if (platformOfUserAgent(real.userAgent) === name) return null;
+export function userAgentSwitch(
+  versionLine: string,
+  name: PlatformName,
+  machine: PlatformName | null,
+): string | null {
+  if (name === machine) return null;
+  const major = /(\d+)\.\d+\.\d+\.\d+/.exec(versionLine)?.[1];
+  if (!major) throw new Error(`cannot read the browser's version from: ${versionLine.trim()}`);
+  return `Mozilla/5.0 (${FACTS[name].uaToken}) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${major}.0.0.0 Safari/537.36`;
+}
+
+/**
+ * The full version list a browser with `brands` and `fullVersion` tells, as Chromium builds it:
+ * its own brands (the one of its major version) with the full version, the made-up one with
+ * `.0.0.0`. A browser launched with `--user-agent` empties its high-entropy hints (the full
+ * version list, architecture, bitness), so the override tells them from what it still knows.
+ */
+export function fullVersionListOf(brands: Brand[], fullVersion: string): Brand[] {
+  const major = fullVersion.split('.')[0];
+  return brands.map((b) => ({
+    brand: b.brand,
+    version: b.version === major ? fullVersion : `${b.version}.0.0.0`,
+  }));
+}
+
+/**
+ * The override that makes `real` tell `name`, or null when the machine already runs it (a
+ * persona that asks for its machine's own system is left untouched). `machine` is that
+ * system; without it, the one `real`'s User-Agent string names (a browser launched with
+ * `userAgentSwitch`'s switch already names `name` there, so its caller passes the machine).
+ * The browser, its version and its brands stay the real ones: only the system changes.
+ */
+export function planPlatform(
+  real: RealAgent,
+  name: PlatformName,
+  machine: PlatformName | null = platformOfUserAgent(real.userAgent),
+): PlatformOverride | null {
+  if (machine === name) return null;
   const facts = FACTS[name];
   if (!/\([^)]*\)/.test(real.userAgent)) {
     throw new Error(`the browser's user agent has no system part: ${real.userAgent}`);
@@ -116,7 +167,9 @@ export function planPlatform(real: RealAgent, name: PlatformName): PlatformOverr
     platform: facts.navigator,
     userAgentMetadata: {
       brands: real.brands,
-      fullVersionList: real.fullVersionList,
+      fullVersionList: real.fullVersionList.length
+        ? real.fullVersionList
+        : fullVersionListOf(real.brands, real.fullVersion),
       fullVersion: real.fullVersion,
       platform: facts.hint,
       platformVersion: facts.platformVersion,
@@ -131,30 +184,28 @@ export function planPlatform(real: RealAgent, name: PlatformName): PlatformOverr
 }
 
 /**
- * The script run in each worker before its own code (the worker is held at its start for it).
- * No DevTools command reaches a worker's `navigator.platform` (measured, Chromium 156:
- * `Emulation.` and `Network.setUserAgentOverride` on the worker's own session change its
- * client hints and request headers, never its platform), nor a shared or service worker's
- * `navigator.userAgent`; so those getters are wrapped (`userAgent` only when given, with
- * `appVersion`, which is the same string without its `Mozilla/`). Each wrapper calls the
- * native getter first, so a call on a foreign receiver still throws the browser's own
- * TypeError, and keeps its name and length; its source text reads
- * `function () { [native code] }` where the native one names itself, which a detector that
- * compares getter sources can see.
+ * The script run in each worker before its own code (the worker is held at its start for it):
+ * it makes `navigator.platform` tell `platform`. Everything else a worker tells of its system
+ * is the browser's own: its `navigator.userAgent` and `appVersion` are the browser's
+ * `--user-agent` switch, its `userAgentData` and request headers a DevTools override on its
+ * session. Its platform is the one surface no native means reaches (measured, Chromium 156:
+ * Blink reads a worker's `navigator.platform` from the machine; neither `Emulation.` nor
+ * `Network.setUserAgentOverride` on the worker's own session, sent while it is held at start,
+ * nor the switch changes it). Left native, it says Linux beside a Windows user agent, which
+ * CreepJS counts as two lies, fpscanner flags (`hasMismatchPlatformWorker`, high) and this
+ * product's own detector page fails (`ua_consistency`); wrapped, CreepJS alone sees the wrapper
+ * (two lies: its source text reads `function () { [native code] }` where the native getter
+ * names itself, and it behaves as a proxy under its recursion test). So it is wrapped. The
+ * wrapper calls the native getter first, so a call on a foreign receiver still throws the
+ * browser's own TypeError, and keeps its name and length.
  */
-export function workerPlatformScript(platform: string, userAgent: string | null = null): string {
-  const values: Record<string, string> = { platform };
-  if (userAgent) {
-    values.userAgent = userAgent;
-    values.appVersion = userAgent.replace(/^Mozilla\//, '');
-  }
+export function workerPlatformScript(platform: string): string {
   return `(() => {
   const proto = Object.getPrototypeOf(navigator);
-  for (const [name, value] of Object.entries(${JSON.stringify(values)})) {
-    const d = Object.getOwnPropertyDescriptor(proto, name);
-    if (!d || typeof d.get !== 'function') continue;
-    const get = new Proxy(d.get, { apply: (target, self, args) => (Reflect.apply(target, self, args), value) });
-    Object.defineProperty(proto, name, { ...d, get });
-  }
+  const d = Object.getOwnPropertyDescriptor(proto, 'platform');
+  if (!d || typeof d.get !== 'function') return;
+  const value = ${JSON.stringify(platform)};
+  const get = new Proxy(d.get, { apply: (target, self, args) => (Reflect.apply(target, self, args), value) });
+  Object.defineProperty(proto, 'platform', { ...d, get });
 })()`;
 }
