@@ -95,8 +95,8 @@ export async function readRealAgent(browser: Browser): Promise<RealAgent> {
 }
 
 /**
- * Wraps `navigator.platform` in every dedicated worker of the browser before the worker's own
- * code. Puppeteer attaches to each worker held at its start and resumes it once it is ready;
+ * Sets `navigator.platform` in every dedicated worker of the browser before the worker's own
+ * code (`workerPlatformScript`). Puppeteer attaches to each worker held at its start and resumes it once it is ready;
  * the script is sent on the worker's session at that moment, so it runs first (commands on a
  * session are handled in order). Nested workers are children of a worker's session and are
  * caught the same way. Their user agent and client hints need nothing here: the browser's
@@ -113,8 +113,8 @@ function beforeEveryWorker(connection: Connection, script: string): void {
  * Shared and service workers belong to no page, so no page's override reaches them, and
  * puppeteer lets service workers go at once. The worker holds its own browser-level session
  * that attaches to each of them at its start, sets the client hints on it (its requests and
- * `userAgentData` follow; its `navigator.userAgent` is the browser's switch already), wraps its
- * `navigator.platform`, and lets it run. The session stays attached, or the override would end
+ * `userAgentData` follow; its `navigator.userAgent` is the browser's switch already), sets its
+ * `navigator.platform` (`workerPlatformScript`), and lets it run. The session stays attached, or the override would end
  * with it; a service worker so watched is not stopped when idle.
  */
 async function beforeEveryOtherWorker(

@@ -191,21 +191,18 @@ export function planPlatform(
  * session. Its platform is the one surface no native means reaches (measured, Chromium 156:
  * Blink reads a worker's `navigator.platform` from the machine; neither `Emulation.` nor
  * `Network.setUserAgentOverride` on the worker's own session, sent while it is held at start,
- * nor the switch changes it). Left native, it says Linux beside a Windows user agent, which
- * CreepJS counts as two lies, fpscanner flags (`hasMismatchPlatformWorker`, high) and this
- * product's own detector page fails (`ua_consistency`); wrapped, CreepJS alone sees the wrapper
- * (two lies: its source text reads `function () { [native code] }` where the native getter
- * names itself, and it behaves as a proxy under its recursion test). So it is wrapped. The
- * wrapper calls the native getter first, so a call on a foreign receiver still throws the
- * browser's own TypeError, and keeps its name and length.
+ * nor the switch changes it).
+ *
+ * Three ways were measured against CreepJS, fpscanner, BotD and this product's own detector
+ * page (`npm run bench:creepjs`, `worker/test/stealth-detectors.test.ts`). Left native, a Linux
+ * platform beside a Windows user agent is caught by CreepJS (2 lies), fpscanner
+ * (`hasMismatchPlatformWorker`, high) and the own page (`ua_consistency`). A proxy around the
+ * prototype's getter (what this product did before) is caught by CreepJS alone (2 lies: the
+ * wrapper's source text and its proxy behaviour). A value on the worker's own `navigator`
+ * object, the prototype's getter left the browser's, is caught by none: this is it. Its tell,
+ * which no detector here reads: the worker's `navigator` has an own `platform` property (a
+ * native one has none), and the prototype's getter called on it still says the machine's.
  */
 export function workerPlatformScript(platform: string): string {
-  return `(() => {
-  const proto = Object.getPrototypeOf(navigator);
-  const d = Object.getOwnPropertyDescriptor(proto, 'platform');
-  if (!d || typeof d.get !== 'function') return;
-  const value = ${JSON.stringify(platform)};
-  const get = new Proxy(d.get, { apply: (target, self, args) => (Reflect.apply(target, self, args), value) });
-  Object.defineProperty(proto, 'platform', { ...d, get });
-})()`;
+  return `Object.defineProperty(navigator, 'platform', { configurable: true, enumerable: true, value: ${JSON.stringify(platform)} })`;
 }
