@@ -1,9 +1,12 @@
 import vm from 'node:vm';
 import type { RealAgent } from '../src/identity/platform';
 import {
+  fullVersionListOf,
   googleChromeBrands,
+  machinePlatform,
   planPlatform,
   platformOfUserAgent,
+  userAgentSwitch,
   workerPlatformScript,
 } from '../src/identity/platform';
 
@@ -169,6 +172,48 @@ describe('claiming the Google Chrome brand', () => {
   });
 });
 
+describe('the browser’s --user-agent switch', () => {
+  test('the reduced user agent of the asked system, for the browser’s major version', () => {
+    expect(
+      userAgentSwitch(
+        'Chromium 156.0.8078.108 built on Debian GNU/Linux 12 (bookworm)',
+        'windows',
+        'linux',
+      ),
+    ).toBe(planPlatform(real, 'windows')?.userAgent);
+    expect(userAgentSwitch('Google Chrome 157.0.8100.2 ', 'macos', 'linux')).toBe(
+      'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/157.0.0.0 Safari/537.36',
+    );
+  });
+
+  test('none for the machine’s own system; a version line without a version is refused', () => {
+    expect(userAgentSwitch('Chromium 156.0.8078.108', 'linux', 'linux')).toBeNull();
+    expect(() => userAgentSwitch('Chromium (unknown)', 'windows', 'linux')).toThrow(
+      /cannot read the browser's version/,
+    );
+  });
+
+  test('the machine is named from the operating system', () => {
+    expect(
+      ['linux', 'win32', 'darwin', 'aix'].map((os) => machinePlatform(os as NodeJS.Platform)),
+    ).toEqual(['linux', 'windows', 'macos', null]);
+  });
+
+  test('a switched browser already names the system: planned against the machine it still plans', () => {
+    const switched = { ...real, userAgent: planPlatform(real, 'windows')?.userAgent ?? '' };
+    expect(planPlatform(switched, 'windows')).toBeNull();
+    expect(planPlatform(switched, 'windows', 'real', 'linux')).toEqual(
+      planPlatform(real, 'windows'),
+    );
+  });
+
+  test('its emptied full version list is told as the browser tells it unswitched', () => {
+    expect(fullVersionListOf(real.brands, real.fullVersion)).toEqual(real.fullVersionList);
+    const plan = planPlatform({ ...real, fullVersionList: [] }, 'windows');
+    expect(plan?.userAgentMetadata.fullVersionList).toEqual(real.fullVersionList);
+  });
+});
+
 describe('the worker script', () => {
   /** A realm whose navigator has a platform getter that checks its receiver, as Blink's does. */
   const realm = (): vm.Context => {
@@ -197,46 +242,32 @@ describe('the worker script', () => {
     return context;
   };
 
-  test('navigator.platform tells the planned value; the property keeps its shape', () => {
+  test('navigator.platform tells the planned value; the prototype’s getter stays the native one', () => {
     const context = realm();
+    vm.runInContext(
+      `globalThis.before = Object.getOwnPropertyDescriptor(WorkerNavigator.prototype, 'platform').get`,
+      context,
+    );
     vm.runInContext(workerPlatformScript('Win32'), context);
     expect(
       vm.runInContext(
         `const d = Object.getOwnPropertyDescriptor(WorkerNavigator.prototype, 'platform');
-         ({ value: navigator.platform, own: Object.hasOwn(navigator, 'platform'),
-            enumerable: d.enumerable, configurable: d.configurable, name: d.get.name,
-            length: d.get.length })`,
+         ({ value: navigator.platform, same: d.get === before, own: Object.getOwnPropertyNames(navigator),
+            fromPrototype: d.get.call(navigator) })`,
         context,
       ),
-    ).toEqual({
-      value: 'Win32',
-      own: false,
-      enumerable: true,
-      configurable: true,
-      name: 'get platform',
-      length: 0,
-    });
+    ).toEqual({ value: 'Win32', same: true, own: ['platform'], fromPrototype: 'Linux x86_64' });
   });
 
-  test('without a user agent only the platform changes; with one, userAgent and appVersion too', () => {
-    const read = `[navigator.platform, navigator.userAgent, navigator.appVersion]`;
-    const plain = realm();
-    vm.runInContext(workerPlatformScript('Win32'), plain);
-    expect(vm.runInContext(read, plain)).toEqual([
-      'Win32',
-      'Mozilla/5.0 (X11; Linux x86_64)',
-      '5.0 (X11; Linux x86_64)',
-    ]);
-    const full = realm();
-    vm.runInContext(workerPlatformScript('Win32', 'Mozilla/5.0 (Windows NT 10.0)'), full);
-    expect(vm.runInContext(read, full)).toEqual([
-      'Win32',
-      'Mozilla/5.0 (Windows NT 10.0)',
-      '5.0 (Windows NT 10.0)',
-    ]);
+  test('only the platform changes: the user agent and app version stay the browser’s', () => {
+    const context = realm();
+    vm.runInContext(workerPlatformScript('Win32'), context);
+    expect(
+      vm.runInContext(`[navigator.platform, navigator.userAgent, navigator.appVersion]`, context),
+    ).toEqual(['Win32', 'Mozilla/5.0 (X11; Linux x86_64)', '5.0 (X11; Linux x86_64)']);
   });
 
-  test('a call on a foreign receiver still throws the getter’s own error', () => {
+  test('the getter, untouched, still throws its own error on a foreign receiver', () => {
     const context = realm();
     vm.runInContext(workerPlatformScript('Win32'), context);
     expect(() =>

@@ -3,7 +3,7 @@ import type { NavigatorStatus, PageState } from '@persona-browser/contracts';
 import { NotInitialized } from '../errors';
 import type { BrandClaim, PlatformName } from '../identity/platform';
 import type { PlatformDisguise } from '../identity/platform-browser';
-import { disguisePlatform } from '../identity/platform-browser';
+import { agentSwitchFor, disguisePlatform } from '../identity/platform-browser';
 import type { Logger } from '@persona-browser/service-kit';
 import { browserProcess, browserWire } from './cdp/chromium-launcher';
 import { GuestMux } from './cdp/guest-mux';
@@ -209,13 +209,21 @@ export class Navigator {
 
   private async launch(): Promise<void> {
     const started = Date.now();
+    // A persona telling another system than the machine's has it in the browser's own
+    // user agent from the start, in every page and worker (identity/platform-browser.ts).
+    const agentSwitch = this.opts.platform
+      ? await agentSwitchFor(this.opts.executablePath, this.opts.platform)
+      : null;
     // The options carry extraArgs and extraEnv on to the launch.
-    const browser = await launchBrowser(this.opts);
+    const browser = await launchBrowser({
+      ...this.opts,
+      extraArgs: [...(this.opts.extraArgs ?? []), ...(agentSwitch ? [agentSwitch] : [])],
+    });
     let disguise: PlatformDisguise | null = null;
     const brand = this.opts.brand ?? 'real';
     if (this.opts.platform || brand !== 'real') {
       try {
-        disguise = await disguisePlatform(browser, this.opts.platform ?? null, brand);
+        disguise = await disguisePlatform(browser, this.opts.platform ?? null, brand, agentSwitch);
       } catch (err) {
         // A browser that cannot tell the persona's system is not handed out telling another.
         await browser.close().catch(() => undefined);

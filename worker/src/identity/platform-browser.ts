@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import type { Browser, CDPSession, Connection } from 'puppeteer-core';
 import { browserConnection, onChildSessionReady } from '../browser/cdp/child-sessions';
 import type { PageHolder } from './page';
@@ -9,7 +10,7 @@ import type {
   RealAgent,
   RealSystem,
 } from './platform';
-import { planPlatform, workerPlatformScript } from './platform';
+import { machinePlatform, planPlatform, userAgentSwitch, workerPlatformScript } from './platform';
 
 /** Where the real agent is read: answered by the worker itself, never by the network. */
 const AGENT_PAGE = 'https://agent.persona-browser.invalid/';
@@ -126,11 +127,12 @@ export async function readRealAgent(browser: Browser): Promise<RealAgent> {
 }
 
 /**
- * Runs `script` in every dedicated worker of the browser before the worker's own code.
- * Puppeteer attaches to each worker held at its start and resumes it once it is ready; the
- * script is sent on the worker's session at that moment, so it runs first (commands on a
+ * Sets `navigator.platform` in every dedicated worker of the browser before the worker's own
+ * code (`workerPlatformScript`). Puppeteer attaches to each worker held at its start and resumes it once it is ready;
+ * the script is sent on the worker's session at that moment, so it runs first (commands on a
  * session are handled in order). Nested workers are children of a worker's session and are
- * caught the same way.
+ * caught the same way. Their user agent and client hints need nothing here: the browser's
+ * switch and the page's override (which puppeteer carries on to the worker) tell them.
  */
 function beforeEveryWorker(connection: Connection, script: string): void {
   onChildSessionReady(connection, (child, type) => {
@@ -142,28 +144,28 @@ function beforeEveryWorker(connection: Connection, script: string): void {
 /**
  * Shared and service workers belong to no page, so no page's override reaches them, and
  * puppeteer lets service workers go at once. The worker holds its own browser-level session
- * that attaches to each of them at its start, sets the user agent, platform and client hints
- * on it (its requests and `userAgentData` follow), wraps the getters DevTools cannot reach, and
- * lets it run. The session stays attached, or the override would end with it; a service
- * worker so watched is not stopped when idle.
+ * that attaches to each of them at its start, sets the client hints on it (its requests and
+ * `userAgentData` follow; its `navigator.userAgent` is the browser's switch already), sets its
+ * `navigator.platform` (`workerPlatformScript`), and lets it run. The session stays attached, or the override would end
+ * with it; a service worker so watched is not stopped when idle.
  */
 async function beforeEveryOtherWorker(
   root: CDPSession,
   connection: Connection,
   override: PlatformOverride,
+  script: string | null,
 ): Promise<void> {
-  const script = workerPlatformScript(override.platform, override.userAgent);
   root.on('Target.attachedToTarget', (event) => {
     const session = connection.session(event.sessionId);
     if (!session) return;
-    // Sent together: a session handles its commands in order, so both land before the run.
+    // Sent together: a session handles its commands in order, so all land before the run.
     void Promise.all([
       session.send('Network.setUserAgentOverride', {
         userAgent: override.userAgent,
         platform: override.platform,
         userAgentMetadata: override.userAgentMetadata,
       }),
-      session.send('Runtime.evaluate', { expression: script }),
+      ...(script ? [session.send('Runtime.evaluate', { expression: script })] : []),
       session.send('Runtime.runIfWaitingForDebugger'),
     ]).catch(() => undefined);
   });
@@ -173,6 +175,31 @@ async function beforeEveryOtherWorker(
     flatten: true,
     filter: [{ type: 'shared_worker' }, { type: 'service_worker' }],
   });
+}
+
+/**
+ * The `--user-agent` switch that makes the browser at `executablePath` tell `name`, or null
+ * when the machine already runs it. The browser's version is read from its `--version`.
+ */
+export async function agentSwitchFor(
+  executablePath: string,
+  name: PlatformName,
+): Promise<string | null> {
+  const machine = machinePlatform();
+  if (machine === name) return null;
+  const line = await new Promise<string>((resolve, reject) => {
+    execFile(executablePath, ['--version'], { timeout: 15_000 }, (err, stdout) => {
+      if (err)
+        reject(
+          new Error(
+            `cannot read the browser's version (${executablePath} --version): ${err.message}`,
+          ),
+        );
+      else resolve(stdout);
+    });
+  });
+  const ua = userAgentSwitch(line, name, machine);
+  return ua === null ? null : `--user-agent=${ua}`;
 }
 
 /** Makes every pool page tell the persona's system instead of the machine's. */
@@ -191,13 +218,22 @@ export interface PlatformDisguise {
 export async function disguisePlatform(
   browser: Browser,
   name: PlatformName | null,
-  brand: BrandClaim = 'real',
+  brand: BrandClaim,
+  agentSwitch: string | null,
 ): Promise<PlatformDisguise | null> {
-  const override = planPlatform(await readRealAgent(browser), name, brand);
+  const real = await readRealAgent(browser);
+  const told = agentSwitch?.replace(/^--user-agent=/, '');
+  if (told !== undefined && real.userAgent !== told) {
+    throw new Error(`the browser did not take its --user-agent switch: it tells ${real.userAgent}`);
+  }
+  const machine = machinePlatform();
+  const override = planPlatform(real, name, brand, machine);
   if (!override) return null;
   const { root, connection } = await browserConnection(browser);
-  beforeEveryWorker(connection, workerPlatformScript(override.platform));
-  await beforeEveryOtherWorker(root, connection, override);
+  // A brand claimed on the machine's own system leaves every worker's platform as it is.
+  const script = override.name === machine ? null : workerPlatformScript(override.platform);
+  if (script) beforeEveryWorker(connection, script);
+  await beforeEveryOtherWorker(root, connection, override, script);
   return {
     override,
     // Puppeteer's network manager sets it on the page's session and every session it gains

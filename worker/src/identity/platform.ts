@@ -1,8 +1,11 @@
 /**
  * A persona may tell another operating system than the machine's (`BROWSER_PLATFORM`). Every
  * surface then says the same: the User-Agent string and header, `navigator.platform` in pages
- * and dedicated workers, and the client hints with the real browser's brands and full version
- * list. This file plans what to tell; `platform-browser.ts` makes the browser tell it.
+ * and every kind of worker, and the client hints with the real browser's brands and full
+ * version list. All but a worker's platform through the browser's own means: its
+ * `--user-agent` switch (read natively by every page and worker, shared and service ones too)
+ * and DevTools' user-agent override on every target (the hints, the headers, a page's
+ * platform). This file plans what to tell; `platform-browser.ts` makes the browser tell it.
  */
 
 export const PLATFORM_NAMES = ['windows', 'macos', 'linux'] as const;
@@ -108,7 +111,7 @@ export interface PlatformOverride {
   /** The brand claimed, or null when the browser's own brands are told. */
   brand: 'Google Chrome' | null;
   userAgent: string;
-  /** `navigator.platform`, in pages and dedicated workers. */
+  /** `navigator.platform`, in pages and workers. */
   platform: string;
   userAgentMetadata: UserAgentMetadata;
 }
@@ -119,6 +122,48 @@ export function platformOfUserAgent(userAgent: string): PlatformName | null {
   if (/Macintosh/.test(userAgent)) return 'macos';
   if (/X11; Linux|Linux x86_64/.test(userAgent)) return 'linux';
   return null;
+}
+
+/** The system this machine runs, as a platform name (null for one this product does not tell). */
+export function machinePlatform(os: NodeJS.Platform = process.platform): PlatformName | null {
+  if (os === 'win32') return 'windows';
+  if (os === 'darwin') return 'macos';
+  if (os === 'linux') return 'linux';
+  return null;
+}
+
+/**
+ * The browser's `--user-agent` switch for `name`, from the browser's `--version` line
+ * (`Chromium 156.0.8078.108 built on Debian`, `Google Chrome 156.0.8078.108`): the reduced
+ * User-Agent string a desktop Chrome of that system and major version sends. Null when the
+ * machine already runs `name`. The switch is the only native means that reaches the
+ * `navigator.userAgent` of shared and service workers (measured: a DevTools override on their
+ * own session changes their hints and headers, not that string); every page, frame and worker
+ * of the browser reads it natively.
+ */
+export function userAgentSwitch(
+  versionLine: string,
+  name: PlatformName,
+  machine: PlatformName | null,
+): string | null {
+  if (name === machine) return null;
+  const major = /(\d+)\.\d+\.\d+\.\d+/.exec(versionLine)?.[1];
+  if (!major) throw new Error(`cannot read the browser's version from: ${versionLine.trim()}`);
+  return `Mozilla/5.0 (${FACTS[name].uaToken}) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${major}.0.0.0 Safari/537.36`;
+}
+
+/**
+ * The full version list a browser with `brands` and `fullVersion` tells, as Chromium builds it:
+ * its own brands (the one of its major version) with the full version, the made-up one with
+ * `.0.0.0`. A browser launched with `--user-agent` empties its high-entropy hints (the full
+ * version list, architecture, bitness), so the override tells them from what it still knows.
+ */
+export function fullVersionListOf(brands: Brand[], fullVersion: string): Brand[] {
+  const major = fullVersion.split('.')[0];
+  return brands.map((b) => ({
+    brand: b.brand,
+    version: b.version === major ? fullVersion : `${b.version}.0.0.0`,
+  }));
 }
 
 const GOOGLE_CHROME = 'Google Chrome';
@@ -163,21 +208,28 @@ export function googleChromeBrands(own: readonly Brand[]): Brand[] | null {
 /**
  * The override that makes `real` tell `name` (null: the machine's own system) and claim
  * `brand`, or null when it already does (a persona that asks for its machine's own system and
- * brand is left untouched, and a Google Chrome keeps its own brands). The browser and its
- * version stay the real ones; the system changes, and the brand when a Chromium claims Google
- * Chrome's (its client hints only: the User-Agent string is the same for both).
+ * brand is left untouched, and a Google Chrome keeps its own brands). `machine` is the system
+ * the machine runs; without it, the one `real`'s User-Agent string names (a browser launched
+ * with `userAgentSwitch`'s switch names the claimed one there, so its caller passes the
+ * machine's). The browser and its version stay the real ones; the system changes, and the
+ * brand when a Chromium claims Google Chrome's (its client hints only: the User-Agent string
+ * is the same for both).
  */
 export function planPlatform(
   real: RealAgent,
   name: PlatformName | null,
   brand: BrandClaim = 'real',
+  machine: PlatformName | null = platformOfUserAgent(real.userAgent),
 ): PlatformOverride | null {
-  const own = platformOfUserAgent(real.userAgent);
+  // A browser launched with `userAgentSwitch`'s switch has emptied its full version list.
+  const realFullVersionList = real.fullVersionList.length
+    ? real.fullVersionList
+    : fullVersionListOf(real.brands, real.fullVersion);
   const claim =
     brand === 'google-chrome' && !isGoogleChrome(real.brands)
       ? {
           brands: googleChromeBrands(real.brands),
-          fullVersionList: googleChromeBrands(real.fullVersionList),
+          fullVersionList: googleChromeBrands(realFullVersionList),
         }
       : null;
   if (claim && (!claim.brands || !claim.fullVersionList)) {
@@ -185,10 +237,10 @@ export function planPlatform(
       `the browser's brands are not a Chromium's, cannot claim Google Chrome: ${JSON.stringify(real.brands)}`,
     );
   }
-  const systemChanges = name !== null && own !== name;
+  const systemChanges = name !== null && machine !== name;
   if (!systemChanges && !claim) return null;
   const brands = claim?.brands ?? real.brands;
-  const fullVersionList = claim?.fullVersionList ?? real.fullVersionList;
+  const fullVersionList = claim?.fullVersionList ?? realFullVersionList;
   const common = {
     brands,
     fullVersionList,
@@ -200,11 +252,11 @@ export function planPlatform(
   const brandTold = claim ? GOOGLE_CHROME : null;
   if (!systemChanges) {
     // The brand alone: the machine's own system, as the browser itself tells it.
-    if (!own)
+    if (!machine)
       throw new Error(`the browser's system is not one this product tells: ${real.userAgent}`);
     const sys = real.system;
     return {
-      name: own,
+      name: machine,
       brand: brandTold,
       userAgent: real.userAgent,
       platform: sys.navigator,
@@ -244,30 +296,25 @@ export function planPlatform(
 }
 
 /**
- * The script run in each worker before its own code (the worker is held at its start for it).
- * No DevTools command reaches a worker's `navigator.platform` (measured, Chromium 156:
- * `Emulation.` and `Network.setUserAgentOverride` on the worker's own session change its
- * client hints and request headers, never its platform), nor a shared or service worker's
- * `navigator.userAgent`; so those getters are wrapped (`userAgent` only when given, with
- * `appVersion`, which is the same string without its `Mozilla/`). Each wrapper calls the
- * native getter first, so a call on a foreign receiver still throws the browser's own
- * TypeError, and keeps its name and length; its source text reads
- * `function () { [native code] }` where the native one names itself, which a detector that
- * compares getter sources can see.
+ * The script run in each worker before its own code (the worker is held at its start for it):
+ * it makes `navigator.platform` tell `platform`. Everything else a worker tells of its system
+ * is the browser's own: its `navigator.userAgent` and `appVersion` are the browser's
+ * `--user-agent` switch, its `userAgentData` and request headers a DevTools override on its
+ * session. Its platform is the one surface no native means reaches (measured, Chromium 156:
+ * Blink reads a worker's `navigator.platform` from the machine; neither `Emulation.` nor
+ * `Network.setUserAgentOverride` on the worker's own session, sent while it is held at start,
+ * nor the switch changes it).
+ *
+ * Three ways were measured against CreepJS, fpscanner, BotD and this product's own detector
+ * page (`npm run bench:creepjs`, `worker/test/stealth-detectors.test.ts`). Left native, a Linux
+ * platform beside a Windows user agent is caught by CreepJS (2 lies), fpscanner
+ * (`hasMismatchPlatformWorker`, high) and the own page (`ua_consistency`). A proxy around the
+ * prototype's getter (what this product did before) is caught by CreepJS alone (2 lies: the
+ * wrapper's source text and its proxy behaviour). A value on the worker's own `navigator`
+ * object, the prototype's getter left the browser's, is caught by none: this is it. Its tell,
+ * which no detector here reads: the worker's `navigator` has an own `platform` property (a
+ * native one has none), and the prototype's getter called on it still says the machine's.
  */
-export function workerPlatformScript(platform: string, userAgent: string | null = null): string {
-  const values: Record<string, string> = { platform };
-  if (userAgent) {
-    values.userAgent = userAgent;
-    values.appVersion = userAgent.replace(/^Mozilla\//, '');
-  }
-  return `(() => {
-  const proto = Object.getPrototypeOf(navigator);
-  for (const [name, value] of Object.entries(${JSON.stringify(values)})) {
-    const d = Object.getOwnPropertyDescriptor(proto, name);
-    if (!d || typeof d.get !== 'function') continue;
-    const get = new Proxy(d.get, { apply: (target, self, args) => (Reflect.apply(target, self, args), value) });
-    Object.defineProperty(proto, name, { ...d, get });
-  }
-})()`;
+export function workerPlatformScript(platform: string): string {
+  return `Object.defineProperty(navigator, 'platform', { configurable: true, enumerable: true, value: ${JSON.stringify(platform)} })`;
 }
