@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { RawData, WebSocket } from 'ws';
 import type { Logger } from '@persona-browser/service-kit';
+import type { VncDemand } from './index';
 import { RfbClientFilter, RfbProtocolError } from './rfb-filter';
 
 export const WEBSOCKET_PATH = '/vnc/websockify';
@@ -16,6 +17,8 @@ const CONNECT_RETRY_MS = 10_000;
 export interface BridgeOptions {
   /** Port of the VNC server on 127.0.0.1. */
   port: number;
+  /** Started for each viewer and released when it leaves, when the server runs on demand. */
+  demand?: VncDemand;
   logger: Logger;
   /** Whether this viewer session may send input right now. */
   canInput: (sessionId: string) => boolean;
@@ -89,6 +92,8 @@ export class VncBridge {
   private bridge(ws: WebSocket, sessionId: string): void {
     const viewer: Viewer = { ws, sessionId, alive: true };
     this.viewers.add(viewer);
+    // Released once, on the WebSocket's close (which always comes, whatever ends it).
+    this.o.demand?.acquire();
     this.o.onSockets(sessionId);
     const filter = new RfbClientFilter(() => this.o.canInput(sessionId));
     const pending: Buffer[] = [];
@@ -130,6 +135,7 @@ export class VncBridge {
       closed = true;
       tcp?.destroy();
       this.viewers.delete(viewer);
+      this.o.demand?.release();
       this.o.onSockets(sessionId);
     });
     ws.on('error', () => finish(1011, 'websocket error'));

@@ -18,7 +18,13 @@ import { SessionStore, clearedCookie, sessionCookie } from './sessions';
 export { WEBSOCKET_PATH } from './bridge';
 
 /** Where the viewer's VNC server is, or why there is none. */
-export type VncTarget = { port: number } | { unavailable: string };
+/** A VNC server started while viewers are connected (OnDemandVnc). */
+export interface VncDemand {
+  acquire(): boolean;
+  release(): void;
+}
+
+export type VncTarget = { port: number; demand?: VncDemand } | { unavailable: string };
 
 export interface LiveOptions {
   vnc: VncTarget;
@@ -83,6 +89,7 @@ export class LiveView {
         ? null
         : new VncBridge({
             port,
+            demand: 'demand' in o.vnc ? o.vnc.demand : undefined,
             logger: o.logger,
             canInput: (id) => this.control.canInput(id),
             onSockets: (id) => this.control.socketsChanged(id),
