@@ -69,6 +69,11 @@ export function chromiumArgs(): string[] {
     // bench, memory); without them the drop-down is drawn natively, as before. No page sees it.
     '--disable-features=Translate,MediaRouter,OptimizationHints,SpareRendererForSitePerProcess,' +
       'WebUIOmniboxPopup,WebUIOmniboxAimPopup',
+    // The network service in the browser process: 13 MB less (npm run bench, memory). Chromium
+    // runs it unsandboxed on Linux anyway (`--service-sandbox-type=none`, in the image too), so
+    // no sandbox is lost; what is lost is its crash isolation: a crash of the network stack
+    // now ends the browser (the worker reports it as any browser crash) instead of a restart.
+    '--enable-features=NetworkServiceInProcess2',
     // Xvfb has no GPU: composite in software, and give WebGL SwiftShader's software renderer, so
     // pages and their workers report the same WebGL (no WebGL at all is rare in real browsers).
     '--disable-gpu',
