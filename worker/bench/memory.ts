@@ -1,14 +1,17 @@
 import fs from 'node:fs';
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { cmdlineOf, descendantsOf, pidsMatching } from '@persona-browser/testkit/procs';
-import type { BenchSection, Row } from './section';
+import { RfbClient } from '@persona-browser/testkit/rfb-client';
+import type { BenchContext, BenchSection, Row } from './section';
 import { atMost } from './section';
 import type { BenchWorker } from './spawn';
-import { startWorker, waitInitialized } from './spawn';
+import { BENCH_KEY, startWorker, waitInitialized } from './spawn';
 import { median, range, sleep } from './stats';
 
-/** Section 4: idle PSS of a persona with one blank page: worker, Chromium, Xvfb (and x11vnc). */
+/**
+ * Section 4: the memory a persona with one blank page holds, per process group: anonymous and
+ * shared-memory PSS (what the host's MemAvailable loses), file-backed PSS beside it; then the
+ * same with a live view open (x11vnc runs only then).
+ */
 
 const SETTLE_MS = Number(process.env.BENCH_MEMORY_SETTLE_MS ?? 8_000);
 const SAMPLES = 3;
@@ -110,19 +113,57 @@ function sample(w: BenchWorker): Sample {
 const total = (s: Sample): number => GROUPS.reduce((acc, g) => acc + s.mb[g], 0);
 const totalFile = (s: Sample): number => GROUPS.reduce((acc, g) => acc + s.file[g], 0);
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+/** The idle rows: the whole persona, then each group (stderr gets each process). */
+function breakdown(samples: Sample[], ctx: BenchContext): Row[] {
+  const med = (f: (s: Sample) => number): number => median(samples.map(f));
+  const last = samples.at(-1) as Sample;
+  for (const line of last.lines) ctx.progress(`memory: ${line}`);
+  const totals = samples.map(total);
+  const rows: Row[] = [
+    {
+      key: 'memory.idle_pss_mb',
+      label: 'persona, anon+shmem PSS',
+      value: median(totals),
+      unit: 'MB',
+      target: atMost(150, 'MB'),
+      detail: `samples ${range(totals)} MB; + ${med(totalFile).toFixed(0)} MB file-backed PSS`,
+    },
+  ];
+  for (const g of GROUPS) {
+    if (!samples.some((s) => s.procs[g] > 0)) continue;
+    const n = last.procs[g];
+    const extra = g === 'other utilities' ? `: ${last.utilities.join(', ')}` : '';
+    rows.push({
+      key: `memory.${g.replace(/\W+/g, '_').replace(/_$/, '')}_pss_mb`,
+      label: `  ${g}`,
+      value: med((s) => s.mb[g]),
+      unit: 'MB',
+      detail: `${n} process${n === 1 ? '' : 'es'}, + ${med((s) => s.file[g]).toFixed(1)} MB file${extra}`,
+    });
+  }
+  return rows;
+}
+
+/** A live-view viewer with its first screen update read, as the panel's viewer would be. */
+async function openViewer(w: BenchWorker): Promise<RfbClient> {
+  const r = await fetch(`${w.url}/vnc/session`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${BENCH_KEY}` },
+  });
+  if (r.status !== 200) throw new Error(`POST /vnc/session answered ${r.status}`);
+  const cookie = (r.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  const c = await RfbClient.connect(`${w.url.replace('http', 'ws')}/vnc/websockify`, cookie);
+  await c.handshake();
+  c.requestUpdate(false, 0, 0, 1920, 1080);
+  await c.readUpdate();
+  return c;
 }
 
 export const memorySection: BenchSection = {
   id: 'memory',
   title: `Idle memory, one blank page (PSS, median of ${SAMPLES} samples after ${SETTLE_MS / 1000} s)`,
   run: async (ctx) => {
-    const w = await startWorker({ VNC_PORT: String(await freePort()) });
+    const w = await startWorker();
     try {
       await waitInitialized(w);
       const r = await w.client.json('POST', '/api/v1/ops/create-page', {});
@@ -135,31 +176,22 @@ export const memorySection: BenchSection = {
         if (i) await sleep(1_000);
         samples.push(sample(w));
       }
-      const med = (f: (s: Sample) => number): number => median(samples.map(f));
-      const last = samples.at(-1) as Sample;
-      for (const line of last.lines) ctx.progress(`memory: ${line}`);
-      const totals = samples.map(total);
-      const rows: Row[] = [
-        {
-          key: 'memory.idle_pss_mb',
-          label: 'persona, anon+shmem PSS',
-          value: median(totals),
-          unit: 'MB',
-          target: atMost(150, 'MB'),
-          detail: `samples ${range(totals)} MB; + ${med(totalFile).toFixed(0)} MB file-backed PSS`,
-        },
-      ];
-      for (const g of GROUPS) {
-        if (!samples.some((s) => s.procs[g] > 0)) continue;
-        const n = last.procs[g];
-        const extra = g === 'other utilities' ? `: ${last.utilities.join(', ')}` : '';
+      const rows = breakdown(samples, ctx);
+      // A live view open: x11vnc runs while someone watches (started for the first viewer).
+      const viewer = await openViewer(w);
+      try {
+        await sleep(2_000);
+        const watched = sample(w);
+        const n = watched.procs.x11vnc;
         rows.push({
-          key: `memory.${g.replace(/\W+/g, '_').replace(/_$/, '')}_pss_mb`,
-          label: `  ${g}`,
-          value: med((s) => s.mb[g]),
+          key: 'memory.watched_pss_mb',
+          label: 'persona with a live view open',
+          value: total(watched),
           unit: 'MB',
-          detail: `${n} process${n === 1 ? '' : 'es'}, + ${med((s) => s.file[g]).toFixed(1)} MB file${extra}`,
+          detail: `x11vnc ${watched.mb.x11vnc.toFixed(1)} MB (${n} process${n === 1 ? '' : 'es'}), worker ${watched.mb['worker (node)'].toFixed(1)} MB`,
         });
+      } finally {
+        await viewer.close();
       }
       return rows;
     } finally {

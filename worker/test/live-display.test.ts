@@ -123,7 +123,7 @@ const vncChildren = (w: RunningWorker): number[] =>
   pidsMatching('x11vnc').filter((pid) => parentOf(pid) === w.proc.pid);
 
 async function until(what: () => boolean, ms: number): Promise<void> {
-  for (const end = Date.now() + ms; !what() && Date.now() < end; ) await sleep(100);
+  for (const end = Date.now() + ms; !what() && Date.now() < end;) await sleep(100);
 }
 
 test("the worker's own display gets an x11vnc on a free localhost port only while someone watches", async () => {

@@ -45,7 +45,11 @@ export class ProcessDriver implements RuntimeDriver {
   constructor(private readonly opts: ProcessDriverOptions) {}
 
   static defaultCommand(repoRoot: string): string[] {
-    return [process.execPath, ...WORKER_NODE_FLAGS, path.join(repoRoot, 'worker', 'dist', 'main.js')];
+    return [
+      process.execPath,
+      ...WORKER_NODE_FLAGS,
+      path.join(repoRoot, 'worker', 'dist', 'main.js'),
+    ];
   }
 
   async start(spec: InstanceSpec): Promise<InstanceHandle> {
