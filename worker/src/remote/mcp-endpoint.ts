@@ -2,6 +2,7 @@ import express from 'express';
 import type { Router } from 'express';
 import type { Logger } from '@persona-browser/service-kit';
 import { checkServiceKey } from '@persona-browser/service-kit';
+import type * as Mcp from '@persona-browser/mcp';
 import type { McpHost, RestTarget, ToolDef } from '@persona-browser/mcp';
 import { NotInitialized } from '../errors';
 
@@ -62,7 +63,7 @@ export class McpEndpoint {
   }
 
   private async catalog(
-    mcp: typeof import('@persona-browser/mcp'),
+    mcp: typeof Mcp,
     target: RestTarget,
   ): Promise<ToolDef[]> {
     const doc = await target.call({ method: 'GET', path: '/openapi.json' });
