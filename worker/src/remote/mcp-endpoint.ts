@@ -62,10 +62,7 @@ export class McpEndpoint {
     }));
   }
 
-  private async catalog(
-    mcp: typeof Mcp,
-    target: RestTarget,
-  ): Promise<ToolDef[]> {
+  private async catalog(mcp: typeof Mcp, target: RestTarget): Promise<ToolDef[]> {
     const doc = await target.call({ method: 'GET', path: '/openapi.json' });
     if (doc.status !== 200) {
       this.tools = null;
