@@ -4,7 +4,6 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { RawData, WebSocket } from 'ws';
 import type { Logger } from '@persona-browser/service-kit';
-import type { VncDemand } from './index';
 import { RfbClientFilter, RfbProtocolError } from './rfb-filter';
 
 export const WEBSOCKET_PATH = '/vnc/websockify';
@@ -13,6 +12,12 @@ const HIGH_WATER = 4 * 1024 * 1024;
 const KEEPALIVE_MS = 30_000;
 /** x11vnc may still be starting when the first viewer comes: retry the connection this long. */
 const CONNECT_RETRY_MS = 10_000;
+
+/** A VNC server started while viewers are connected (OnDemandVnc). */
+export interface VncDemand {
+  acquire(): boolean;
+  release(): void;
+}
 
 export interface BridgeOptions {
   /** Port of the VNC server on 127.0.0.1. */

@@ -11,6 +11,7 @@ import { refuseUpgrade } from '../http/refuse-upgrade';
 import type { Logger } from '@persona-browser/service-kit';
 import { PANEL_DIR } from '../paths';
 import { VncBridge, WEBSOCKET_PATH } from './bridge';
+import type { VncDemand } from './bridge';
 import { LiveControl } from './control';
 import type { LiveSession } from './sessions';
 import { SessionStore, clearedCookie, sessionCookie } from './sessions';
@@ -18,12 +19,6 @@ import { SessionStore, clearedCookie, sessionCookie } from './sessions';
 export { WEBSOCKET_PATH } from './bridge';
 
 /** Where the viewer's VNC server is, or why there is none. */
-/** A VNC server started while viewers are connected (OnDemandVnc). */
-export interface VncDemand {
-  acquire(): boolean;
-  release(): void;
-}
-
 export type VncTarget = { port: number; demand?: VncDemand } | { unavailable: string };
 
 export interface LiveOptions {
