@@ -138,7 +138,6 @@ RUN ln -s /tmp/.update-trigger /app/.update-trigger
 WORKDIR /app
 ENV PORT=5000 \
     HOST=0.0.0.0 \
-    VNC_PORT=5900 \
     REPO_ROOT=/app \
     NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 EXPOSE 5000

@@ -3,6 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { WORKER_NODE_FLAGS } from '@persona-browser/contracts';
 import { cmdlineOf, isAlive, killQuietly, pidsMatching, removeDisplayFiles } from './procs';
 
 /**
@@ -120,7 +121,7 @@ export async function spawnWorker(
   };
   for (const k of Object.keys(full)) if (full[k] === undefined) delete full[k];
   const spawnedAt = performance.now();
-  const proc = spawn(process.execPath, [WORKER_MAIN], {
+  const proc = spawn(process.execPath, [...WORKER_NODE_FLAGS, WORKER_MAIN], {
     env: full,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

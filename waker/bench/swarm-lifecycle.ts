@@ -92,7 +92,6 @@ export async function measureLifecycle(input: LifecycleInput): Promise<Lifecycle
         PERSONA_DIR: '/persona',
         PERSONA_NAME: PERSONA,
         REPO_ROOT: '/app',
-        VNC_PORT: '5900',
       },
       node: input.node,
       folder,

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { renderNodeProblem } from '../src/browser/gpu';
-import { chromiumArgs, graphicsArgs } from '../src/browser/launch';
+import { chromiumArgs, graphicsArgs, joinFeatureSwitches } from '../src/browser/launch';
 import { loadConfig } from '../src/config';
 
 describe('graphics switches', () => {
@@ -26,6 +26,18 @@ describe('graphics switches', () => {
     expect(args).not.toContain('--disable-gpu');
     expect(args.join(' ')).not.toMatch(/swiftshader/i);
     expect(graphicsArgs(null)).not.toEqual(graphicsArgs('dri'));
+  });
+
+  test('GPU=dri keeps the network service in the browser: one --enable-features with both', () => {
+    // Chromium reads only the last of a repeated switch: two lists would drop the first.
+    const enable = chromiumArgs({ gpu: 'dri' }).filter((a) => a.startsWith('--enable-features='));
+    expect(enable).toHaveLength(1);
+    expect(enable[0]?.split('=')[1]?.split(',')).toEqual(
+      expect.arrayContaining(['NetworkServiceInProcess2', 'Vulkan', 'DefaultANGLEVulkan']),
+    );
+    expect(
+      joinFeatureSwitches(['--a', '--enable-features=X,Y', '--b', '--enable-features=Y,Z']),
+    ).toEqual(['--a', '--enable-features=X,Y,Z', '--b']);
   });
 
   test('the window is placed and sized on the work area it is given', () => {

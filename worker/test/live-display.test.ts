@@ -106,31 +106,72 @@ test('an external DISPLAY with VNC_PORT: the live view bridges to the x11vnc on 
   }
 });
 
-test("the worker's own display gets an x11vnc on a free localhost port, gone when the worker stops", async () => {
+/** The worker's "vnc for the live view …" log entries so far. */
+function vncEntries(w: RunningWorker): Body[] {
+  return w.logs
+    .map((l) => {
+      try {
+        return JSON.parse(l) as Body;
+      } catch {
+        return {};
+      }
+    })
+    .filter((e) => typeof e.message === 'string' && e.message.startsWith('vnc for the live view'));
+}
+
+const vncChildren = (w: RunningWorker): number[] =>
+  pidsMatching('x11vnc').filter((pid) => parentOf(pid) === w.proc.pid);
+
+async function until(what: () => boolean, ms: number): Promise<void> {
+  for (const end = Date.now() + ms; !what() && Date.now() < end;) await sleep(100);
+}
+
+test("the worker's own display gets an x11vnc on a free localhost port only while someone watches", async () => {
   const w = await startWorker();
-  let pid = 0;
+  const pids: number[] = [];
   try {
-    const entry = w.logs
-      .map((l) => {
-        try {
-          return JSON.parse(l) as Body;
-        } catch {
-          return {};
-        }
-      })
-      .find((e) => e.message === 'vnc for the live view listening on localhost');
-    expect(entry).toMatchObject({ port: expect.any(Number), pid: expect.any(Number) });
-    pid = entry!.pid as number;
-    expect(alive(pid)).toBe(true);
-    // Bound to the loopback only.
-    const outside = await reachableFromOutside(entry!.port as number);
-    expect(outside).toBe(false);
-    const c = await RfbClient.connect(ws(w), await cookieOf(w));
+    await w.waitInitialized();
+    // Nobody watches: no VNC server (the memory an idle persona holds).
+    expect(vncChildren(w)).toEqual([]);
+    expect(vncEntries(w)).toEqual([]);
+
+    const cookie = await cookieOf(w);
+    const c = await RfbClient.connect(ws(w), cookie);
     await c.handshake();
+    const started = vncEntries(w)[0];
+    expect(started).toMatchObject({
+      message: 'vnc for the live view listening on localhost',
+      port: expect.any(Number),
+      pid: expect.any(Number),
+    });
+    pids.push(started!.pid as number);
+    expect(vncChildren(w)).toEqual(pids);
+    // Bound to the loopback only.
+    expect(await reachableFromOutside(started!.port as number)).toBe(false);
     await c.close();
+
+    // The last viewer left: it stops after the linger (5 s).
+    await until(() => !alive(pids[0]!), 10_000);
+    expect(alive(pids[0]!)).toBe(false);
+    expect(vncEntries(w).at(-1)).toMatchObject({
+      message: 'vnc for the live view stopped',
+      reason: 'no viewer',
+    });
+
+    // The next viewer starts it again, on the same port.
+    const again = await RfbClient.connect(ws(w), cookie);
+    const hs = await again.handshake();
+    expect(hs.init).toMatchObject({ width: 1920, height: 1080 });
+    const restarted = vncEntries(w).at(-1);
+    expect(restarted).toMatchObject({ port: started!.port, pid: expect.any(Number) });
+    pids.push(restarted!.pid as number);
+    expect(vncChildren(w)).toEqual([pids[1]]);
   } finally {
     await w.stop();
   }
-  for (let i = 0; i < 20 && alive(pid); i++) await sleep(100);
-  expect(alive(pid)).toBe(false);
+  // Gone with the worker, viewer or not.
+  for (const pid of pids) {
+    await until(() => !alive(pid), 2_000);
+    expect(alive(pid)).toBe(false);
+  }
 });

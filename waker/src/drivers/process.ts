@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Logger } from '@persona-browser/service-kit';
 import { freePort } from '../ports';
 import type { ExitInfo, FoundInstance, InstanceHandle, InstanceSpec, RuntimeDriver } from './types';
-import { isAlive, signalGroup, sleep } from '@persona-browser/contracts';
+import { WORKER_NODE_FLAGS, isAlive, signalGroup, sleep } from '@persona-browser/contracts';
 
 /** Marks in a child's environment, so a restarted waker finds the workers it left. */
 const FLEET_VAR = 'PB_WAKER_FLEET';
@@ -45,7 +45,11 @@ export class ProcessDriver implements RuntimeDriver {
   constructor(private readonly opts: ProcessDriverOptions) {}
 
   static defaultCommand(repoRoot: string): string[] {
-    return [process.execPath, path.join(repoRoot, 'worker', 'dist', 'main.js')];
+    return [
+      process.execPath,
+      ...WORKER_NODE_FLAGS,
+      path.join(repoRoot, 'worker', 'dist', 'main.js'),
+    ];
   }
 
   async start(spec: InstanceSpec): Promise<InstanceHandle> {

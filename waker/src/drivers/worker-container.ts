@@ -19,7 +19,6 @@ export function containerEnv(persona: string, wakerUrl: string): Record<string, 
     // The folder is /persona inside: the name ping reports.
     PERSONA_NAME: persona,
     REPO_ROOT: '/app',
-    VNC_PORT: '5900',
     WAKER_URL: wakerUrl,
   };
 }

@@ -13,9 +13,17 @@ const KEEPALIVE_MS = 30_000;
 /** x11vnc may still be starting when the first viewer comes: retry the connection this long. */
 const CONNECT_RETRY_MS = 10_000;
 
+/** A VNC server started while viewers are connected (OnDemandVnc). */
+export interface VncDemand {
+  acquire(): boolean;
+  release(): void;
+}
+
 export interface BridgeOptions {
   /** Port of the VNC server on 127.0.0.1. */
   port: number;
+  /** Started for each viewer and released when it leaves, when the server runs on demand. */
+  demand?: VncDemand;
   logger: Logger;
   /** Whether this viewer session may send input right now. */
   canInput: (sessionId: string) => boolean;
@@ -89,6 +97,8 @@ export class VncBridge {
   private bridge(ws: WebSocket, sessionId: string): void {
     const viewer: Viewer = { ws, sessionId, alive: true };
     this.viewers.add(viewer);
+    // Released once, on the WebSocket's close (which always comes, whatever ends it).
+    this.o.demand?.acquire();
     this.o.onSockets(sessionId);
     const filter = new RfbClientFilter(() => this.o.canInput(sessionId));
     const pending: Buffer[] = [];
@@ -130,6 +140,7 @@ export class VncBridge {
       closed = true;
       tcp?.destroy();
       this.viewers.delete(viewer);
+      this.o.demand?.release();
       this.o.onSockets(sessionId);
     });
     ws.on('error', () => finish(1011, 'websocket error'));

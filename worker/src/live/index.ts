@@ -11,6 +11,7 @@ import { refuseUpgrade } from '../http/refuse-upgrade';
 import type { Logger } from '@persona-browser/service-kit';
 import { PANEL_DIR } from '../paths';
 import { VncBridge, WEBSOCKET_PATH } from './bridge';
+import type { VncDemand } from './bridge';
 import { LiveControl } from './control';
 import type { LiveSession } from './sessions';
 import { SessionStore, clearedCookie, sessionCookie } from './sessions';
@@ -18,7 +19,7 @@ import { SessionStore, clearedCookie, sessionCookie } from './sessions';
 export { WEBSOCKET_PATH } from './bridge';
 
 /** Where the viewer's VNC server is, or why there is none. */
-export type VncTarget = { port: number } | { unavailable: string };
+export type VncTarget = { port: number; demand?: VncDemand } | { unavailable: string };
 
 export interface LiveOptions {
   vnc: VncTarget;
@@ -83,6 +84,7 @@ export class LiveView {
         ? null
         : new VncBridge({
             port,
+            demand: 'demand' in o.vnc ? o.vnc.demand : undefined,
             logger: o.logger,
             canInput: (id) => this.control.canInput(id),
             onSockets: (id) => this.control.socketsChanged(id),

@@ -2,8 +2,8 @@ import express from 'express';
 import type { Router } from 'express';
 import type { Logger } from '@persona-browser/service-kit';
 import { checkServiceKey } from '@persona-browser/service-kit';
-import type { ToolDef } from '@persona-browser/mcp';
-import { CORE_TOOLS, McpHost, pluginTools, RestTarget } from '@persona-browser/mcp';
+import type * as Mcp from '@persona-browser/mcp';
+import type { McpHost, RestTarget, ToolDef } from '@persona-browser/mcp';
 import { NotInitialized } from '../errors';
 
 export const MCP_PATH = '/mcp';
@@ -32,45 +32,58 @@ export function loopbackUrl(host: string, port: number): string {
  * the worker serves, read once: the plugin set is fixed at start-up.
  */
 export class McpEndpoint {
-  private host: McpHost | null = null;
+  private url: string | null = null;
+  private host: Promise<McpHost> | null = null;
   private tools: Promise<ToolDef[]> | null = null;
 
   constructor(private readonly o: McpEndpointOptions) {}
 
   /** The server listens: tools may call it now. */
   listening(url: string): void {
-    const target = new RestTarget(url, this.o.serviceKey);
-    this.host = new McpHost({
-      name: `persona-browser ${this.o.persona}`,
-      version: this.o.version,
-      logger: this.o.logger,
-      target,
-      leaseTtlS: this.o.sessions.leaseTtlS,
-      idleMs: this.o.sessions.idleMs,
-      tools: () => (this.tools ??= this.catalog(target)),
-    });
+    this.url = url;
   }
 
-  private async catalog(target: RestTarget): Promise<ToolDef[]> {
+  /**
+   * The MCP server, loaded on the first request: its SDK and schemas hold 12 MB of heap that
+   * a persona nobody drives over MCP does not need (npm run bench, memory).
+   */
+  private load(url: string): Promise<McpHost> {
+    return (this.host ??= import('@persona-browser/mcp').then((mcp) => {
+      const target = new mcp.RestTarget(url, this.o.serviceKey);
+      return new mcp.McpHost({
+        name: `persona-browser ${this.o.persona}`,
+        version: this.o.version,
+        logger: this.o.logger,
+        target,
+        leaseTtlS: this.o.sessions.leaseTtlS,
+        idleMs: this.o.sessions.idleMs,
+        tools: () => (this.tools ??= this.catalog(mcp, target)),
+      });
+    }));
+  }
+
+  private async catalog(mcp: typeof Mcp, target: RestTarget): Promise<ToolDef[]> {
     const doc = await target.call({ method: 'GET', path: '/openapi.json' });
     if (doc.status !== 200) {
       this.tools = null;
       throw new Error(`the OpenAPI document answered HTTP ${doc.status}`);
     }
-    return [...CORE_TOOLS, ...pluginTools(doc.body)];
+    return [...mcp.CORE_TOOLS, ...mcp.pluginTools(doc.body)];
   }
 
   router(): Router {
     const r = express.Router();
     r.all(MCP_PATH, (req, res, next) => {
       checkServiceKey(req.headers.authorization, this.o.serviceKey);
-      if (!this.host) throw new NotInitialized('The MCP server starts once the worker listens');
-      this.host.handle(req, res, req.body).catch(next);
+      if (!this.url) throw new NotInitialized('The MCP server starts once the worker listens');
+      this.load(this.url)
+        .then((host) => host.handle(req, res, req.body))
+        .catch(next);
     });
     return r;
   }
 
   close(): Promise<void> {
-    return this.host?.close() ?? Promise.resolve();
+    return this.host?.then((host) => host.close()) ?? Promise.resolve();
   }
 }

@@ -5,7 +5,7 @@ import { startVnc, startXvfb } from '@persona-browser/xvfb';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
 import { desktopPanels } from '../identity/desktop';
 import type { VncTarget } from '../live';
-import type { VncProcess } from '../live/vnc-server';
+import type { OnDemandVnc, VncProcess } from '../live/vnc-server';
 import { liveVncTarget } from '../live/vnc-server';
 import type { StartupStep } from './plan';
 import type { WorkerSettings } from './settings';
@@ -60,10 +60,10 @@ export const vncStep: StartupStep<Settings & { display: string }, { vnc: VncProc
   stop: ({ vnc }) => vnc?.stop(),
 };
 
-/** The live view (/vnc/) always has a VNC server on the worker's own display. */
+/** The live view (/vnc/) always has a VNC server on the worker's own display, while watched. */
 export const liveVncStep: StartupStep<
   Settings & { display: string; xvfb: VirtualDisplay | null },
-  { liveVnc: VncTarget; liveVncProcess: VncProcess | null }
+  { liveVnc: VncTarget; liveVncProcess: OnDemandVnc | null }
 > = {
   name: 'live view vnc',
   async start({ config, logger, display, xvfb }) {
