@@ -30,14 +30,17 @@ interface Seen {
 const PROBE = `<!doctype html><html><body><div id="x"></div><script>
 const el = document.getElementById('x');
 const colour = (c) => { el.style.backgroundColor = c; return getComputedStyle(el).backgroundColor; };
-fetch('/report', { method: 'POST', body: JSON.stringify({
+// Read once the page has loaded and painted a frame. A script that runs while a fresh tab's
+// first document is still being parsed can find the window not sized yet (outerWidth 0), a
+// start-up race this test does not cover.
+addEventListener('load', () => requestAnimationFrame(() => fetch('/report', { method: 'POST', body: JSON.stringify({
   screen: { width: screen.width, height: screen.height, availWidth: screen.availWidth,
     availHeight: screen.availHeight, availLeft: screen.availLeft, availTop: screen.availTop },
   window: { screenX, screenY, outerWidth, outerHeight, innerWidth, innerHeight },
   light: matchMedia('(prefers-color-scheme: light)').matches,
   dark: matchMedia('(prefers-color-scheme: dark)').matches,
   canvas: colour('Canvas'), canvasText: colour('CanvasText'),
-}) });
+}) })));
 </script></body></html>`;
 
 /** A loopback page that reports what it sees; `next()` waits for its next report. */

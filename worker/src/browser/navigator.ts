@@ -9,6 +9,7 @@ import { browserProcess, browserWire } from './cdp/chromium-launcher';
 import { GuestMux } from './cdp/guest-mux';
 import type { GuestCommand } from './cdp/guest-policy';
 import { launchBrowser } from './launch';
+import { settleWindow } from './window-settle';
 import type { WorkArea } from '@persona-browser/xvfb';
 import { LeaseTable } from './leases';
 import type { PoolHooks } from './page-pool';
@@ -219,6 +220,13 @@ export class Navigator {
       ...this.opts,
       extraArgs: [...(this.opts.extraArgs ?? []), ...(agentSwitch ? [agentSwitch] : [])],
     });
+    if (this.opts.window) {
+      // Before any page is handed out: the first one reads the window where it lies then.
+      const off = await settleWindow(browser, this.opts.window).catch((err: unknown) => ({
+        error: err instanceof Error ? err.message : String(err),
+      }));
+      if (off) this.opts.logger.warn('the window is not on the work area', { window: off });
+    }
     let disguise: PlatformDisguise | null = null;
     const brand = this.opts.brand ?? 'real';
     if (this.opts.platform || brand !== 'real') {
