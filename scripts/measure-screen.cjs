@@ -1,13 +1,17 @@
 // Measures what a worker's page sees of its screen, colours and WebGL, and CreepJS' "like headless"
 // rating (CreepJS is not in the repository: CREEPJS_DIR names an unpacked copy, served from
 // loopback for the measurement only). Needs the build. Usage:
-//   node scripts/measure-screen.cjs '[{}, {"BROWSER_PLATFORM":"windows"}]'
+//   CREEPJS_DIR=<CreepJS docs> node scripts/measure-screen.cjs '[{}, {"BROWSER_PLATFORM":"windows"}]'
 /* global console, setTimeout */
 const http = require('node:http');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startWorker } = require(path.join(__dirname, '..', 'testkit', 'dist', 'worker.js'));
-const CREEP = process.env.CREEPJS_DIR ?? '/work/creepjs/docs';
+const CREEP = process.env.CREEPJS_DIR;
+if (!CREEP || !fs.existsSync(path.join(CREEP, 'index.html'))) {
+  console.error('CREEPJS_DIR must name an unpacked CreepJS docs folder (with index.html)');
+  process.exit(2);
+}
 const PROBE = `<!doctype html><html><body><div id=x></div><script>
 (async () => {
   const el = document.getElementById('x');
