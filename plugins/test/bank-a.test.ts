@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { KEY } from '@persona-browser/testkit/worker';
 import type { BankASite } from './fixtures/bank-a-site';
-import { startBankASite } from './fixtures/bank-a-site';
+import { BANK_A_LOGIN, bankAWorldOptions, startBankASite } from './fixtures/bank-a-site';
 import { addDays, itDate, within } from './fixtures/bank-a-site-data';
 import type { Body } from './fixtures/plugin-world';
 import { pluginWorld } from './fixtures/plugin-world';
@@ -16,17 +16,9 @@ import { pluginWorld } from './fixtures/plugin-world';
  * without a credential, and no credential or QR text anywhere a client or an operator reads.
  */
 
-const CELL = '3471829365';
-const CODE = '58203746';
+const { cell: CELL, code: CODE } = BANK_A_LOGIN;
 
-const world = pluginWorld({
-  family: 'bank/bank-a',
-  stateRoute: 'read-state',
-  pageId: 'a',
-  seed: '13',
-  startSite: () => startBankASite({ cell: CELL, code: CODE }),
-  env: (site) => ({ BANK_A_BASE_URL: site.url, BANK_A_CELL: CELL, BANK_A_CODE: CODE }),
-});
+const world = pluginWorld(bankAWorldOptions('13'));
 
 /** Every answer of a plugin, for the secret check at the end. */
 const answers: Body[] = [];

@@ -1,5 +1,5 @@
 import type { BankASite } from './fixtures/bank-a-site';
-import { startBankASite } from './fixtures/bank-a-site';
+import { bankAWorldOptions } from './fixtures/bank-a-site';
 import type { Body } from './fixtures/plugin-world';
 import { pluginWorld } from './fixtures/plugin-world';
 
@@ -10,17 +10,7 @@ import { pluginWorld } from './fixtures/plugin-world';
  * check, while the login it follows (a form posted) is what that guard sees.
  */
 
-const CELL = '3471829365';
-const CODE = '58203746';
-
-const world = pluginWorld({
-  family: 'bank/bank-a',
-  stateRoute: 'read-state',
-  pageId: 'a',
-  seed: '17',
-  startSite: () => startBankASite({ cell: CELL, code: CODE }),
-  env: (site) => ({ BANK_A_BASE_URL: site.url, BANK_A_CELL: CELL, BANK_A_CODE: CODE }),
-});
+const world = pluginWorld(bankAWorldOptions('17'));
 let site: BankASite;
 
 /** What the site received besides reading: any request but a GET, any login attempt. */

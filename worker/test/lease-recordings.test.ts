@@ -2,8 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { startWorker } from '@persona-browser/testkit/worker';
-import type { DecodedApng, ShownFrame } from './apng-decode';
-import { decodeApng, pixelAt } from './apng-decode';
+import { decodeApng, share } from './apng-decode';
 
 /**
  * With RECORDING_LEASES on, a lease leaves one recording of the screen from the lease taken to
@@ -71,17 +70,6 @@ async function take(pageId: string, ttl: number): Promise<string> {
   const r = await w.call<Body>('POST', `/api/v1/ops/${pageId}/lease`, { body: { ttl } });
   expect(r.status).toBe(200);
   return r.body.lease_token as string;
-}
-
-function share(d: DecodedApng, f: ShownFrame, rgb: Rgb): number {
-  let n = 0;
-  let all = 0;
-  for (let y = 0; y < d.height; y += 8)
-    for (let x = 0; x < d.width; x += 8, all++) {
-      const [r, g, b] = pixelAt(d, f, x, y);
-      if (r === rgb[0] && g === rgb[1] && b === rgb[2]) n++;
-    }
-  return n / all;
 }
 
 /** The colours the recording's frames show, in order (a frame mostly one colour counts). */

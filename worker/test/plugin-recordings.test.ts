@@ -9,8 +9,7 @@ import { shownTexts } from '@persona-browser/testkit/on-screen';
 import { manifest, writePluginTree } from '@persona-browser/testkit/plugin-tree';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { KEY, startWorker } from '@persona-browser/testkit/worker';
-import type { DecodedApng, ShownFrame } from './apng-decode';
-import { decodeApng, pixelAt } from './apng-decode';
+import { decodeApng, share } from './apng-decode';
 
 /**
  * With RECORDING on, every plugin call leaves a recording of the screen (taken of the X display,
@@ -101,18 +100,6 @@ async function file(id: string): Promise<Response> {
   return fetch(`${w.url}/api/v1/recordings/${id}/recording.png`, {
     headers: { authorization: 'Bearer test-service-key' },
   });
-}
-
-/** The share of a frame's pixels that are exactly `rgb`. */
-function share(d: DecodedApng, f: ShownFrame, rgb: [number, number, number]): number {
-  let n = 0;
-  let all = 0;
-  for (let y = 0; y < d.height; y += 8)
-    for (let x = 0; x < d.width; x += 8, all++) {
-      const [r, g, b] = pixelAt(d, f, x, y);
-      if (r === rgb[0] && g === rgb[1] && b === rgb[2]) n++;
-    }
-  return n / all;
 }
 
 const RED: [number, number, number] = [255, 0, 0];
