@@ -329,7 +329,7 @@ describe('waker with the process driver', () => {
     expect(metricsBodySchema.validate(body).error).toBeUndefined();
     expect(body).toMatchObject({ interval_s: 1, window_s: 20 });
     const last = body.samples.at(-1);
-    // Alice's whole tree: the worker, its Xvfb and x11vnc, Chromium and its children.
+    // Alice's whole tree: the worker, its Xvfb, Chromium and its children.
     expect(last.instances.alice.pid).toBe(workerPid(FLEET, 'alice'));
     expect(last.instances.alice.procs).toBeGreaterThanOrEqual(5);
     expect(last.instances.alice.rss_mb).toBeGreaterThan(50);
