@@ -2,6 +2,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import { startXvfb } from '@persona-browser/xvfb';
+import { chromiumArgs, findBrowserBinary, sandboxArgs } from '../src/browser/launch';
 import { startWorker, waitInitialized } from './spawn';
 import type { BenchWorker } from './spawn';
 
@@ -15,6 +19,9 @@ import type { BenchWorker } from './spawn';
  * as a user sets it: `BROWSER_PLATFORM=windows BROWSER_TIMEZONE=Europe/Rome npm run
  * bench:creepjs -- …`. It prints the lies CreepJS counts (by name), its "like headless",
  * "headless" and "stealth" ratings with the signals behind them, and what it read in a worker.
+ * `BENCH_CREEPJS_PLAIN=1` measures, for comparison, a Chromium that no program drives: started
+ * with the worker's switches on a display of its own, the page given on its command line, no
+ * DevTools at all.
  */
 
 const REPORT_SCRIPT = `(() => {
@@ -170,20 +177,54 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const site = await serveCreep(dir);
+  const timeout = new Promise<CreepReport>((resolve) =>
+    setTimeout(
+      () => resolve({ error: 'no report within 90 s', lies: null, headless: null, worker: null }),
+      90_000,
+    ).unref(),
+  );
+  if (process.env.BENCH_CREEPJS_PLAIN === '1') {
+    try {
+      await plainChromium(site.url, () => Promise.race([site.report, timeout]));
+    } finally {
+      site.close();
+    }
+    return;
+  }
   const w = await startWorker();
   try {
     await waitInitialized(w);
     await visit(w, site.url);
-    const timeout = new Promise<CreepReport>((resolve) =>
-      setTimeout(
-        () => resolve({ error: 'no report within 90 s', lies: null, headless: null, worker: null }),
-        90_000,
-      ).unref(),
-    );
     print(await Promise.race([site.report, timeout]));
   } finally {
     await w.stop();
     site.close();
+  }
+}
+
+/** A Chromium with the worker's switches and a fresh profile, on its own Xvfb, opening `url`. */
+async function plainChromium(url: string, report: () => Promise<CreepReport>): Promise<void> {
+  const display = await startXvfb();
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-creep-plain-'));
+  const browser = spawn(
+    findBrowserBinary(process.env.CHROME_PATH ?? null),
+    [
+      ...chromiumArgs({ window: display.workArea }),
+      ...sandboxArgs(false, process.getuid?.() ?? null),
+      `--user-data-dir=${profile}`,
+      url,
+    ],
+    { env: { ...process.env, DISPLAY: display.display }, stdio: 'ignore' },
+  );
+  try {
+    const r = await report();
+    process.stdout.write("a Chromium no program drives (no DevTools), the worker's switches\n");
+    print(r);
+  } finally {
+    browser.kill('SIGTERM');
+    await new Promise((r) => browser.once('exit', r).once('error', r));
+    await display.stop();
+    fs.rmSync(profile, { recursive: true, force: true });
   }
 }
 
