@@ -25,6 +25,7 @@ const PROBE = `const probe = async () => {
   const high = navigator.userAgentData ? await navigator.userAgentData.getHighEntropyValues(['platformVersion']) : null;
   const echo = await (await fetch('/echo?' + Math.random())).json();
   return { kind: proto[Symbol.toStringTag], own: Object.getOwnPropertyNames(navigator), ua: navigator.userAgent, appVersion: navigator.appVersion,
+    brands: navigator.userAgentData ? navigator.userAgentData.brands.map((b) => b.brand) : null,
     platform: navigator.platform, hint: navigator.userAgentData ? navigator.userAgentData.platform : null,
     high: high && high.platform, header: echo.ua,
     getters: { userAgent: src('userAgent'), appVersion: src('appVersion'), userAgentData: src('userAgentData'),
@@ -83,6 +84,7 @@ interface Told {
   own: string[];
   ua: string;
   appVersion: string;
+  brands: string[] | null;
   platform: string;
   hint: string | null;
   high: string | null;
@@ -159,6 +161,42 @@ const CONTROL_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) control';
 const native = (name: string): string => `function get ${name}() { [native code] }`;
 const WORKER_KINDS = ['dedicated', 'nested', 'shared', 'service'] as const;
 
+interface Visit {
+  w: RunningWorker;
+  site: Site;
+  top: Report;
+  frame: Report;
+  /** [label, what it told] for every worker of the page and the frame. */
+  workers: Array<[string, Told]>;
+  /** The page, the frame and every worker. */
+  contexts: Array<[string, Told]>;
+}
+
+/** A worker started with `env` opens the site's page (and its cross-site frame). */
+async function visit(env: Record<string, string>): Promise<Visit> {
+  const w = await startWorker({ env });
+  await w.waitInitialized();
+  const created = await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'w' } });
+  expect(created.status).toBe(200);
+  const site = await startSite(CONTROL_UA);
+  const nav = await w.call('POST', '/api/v1/ops/w/navigate', {
+    body: { url: `${site.url}/top` },
+  });
+  expect(nav.body).toMatchObject({ success: true, status_code: 200 });
+  const top = await site.waitFor('top');
+  const frame = await site.waitFor('frame');
+  expect([top.error, frame.error]).toEqual([undefined, undefined]);
+  const workers = [top, frame].flatMap((r, i) =>
+    WORKER_KINDS.map((k): [string, Told] => [`${i ? 'frame' : 'page'} ${k}`, r[k]]),
+  );
+  const contexts: Array<[string, Told]> = [
+    ['page', top.page],
+    ['cross-site frame', frame.page],
+    ...workers,
+  ];
+  return { w, site, top, frame, workers, contexts };
+}
+
 describe('every kind of worker of a persona that tells Windows on Linux', () => {
   let w: RunningWorker;
   let site: Site;
@@ -169,22 +207,7 @@ describe('every kind of worker of a persona that tells Windows on Linux', () => 
   let workers: Array<[string, Told]>;
 
   beforeAll(async () => {
-    w = await startWorker({ env: { BROWSER_PLATFORM: 'windows' } });
-    await w.waitInitialized();
-    const created = await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'w' } });
-    expect(created.status).toBe(200);
-    site = await startSite(CONTROL_UA);
-    const nav = await w.call('POST', '/api/v1/ops/w/navigate', {
-      body: { url: `${site.url}/top` },
-    });
-    expect(nav.body).toMatchObject({ success: true, status_code: 200 });
-    top = await site.waitFor('top');
-    frame = await site.waitFor('frame');
-    expect([top.error, frame.error]).toEqual([undefined, undefined]);
-    workers = [top, frame].flatMap((r, i) =>
-      WORKER_KINDS.map((k): [string, Told] => [`${i ? 'frame' : 'page'} ${k}`, r[k]]),
-    );
-    contexts = [['page', top.page], ['cross-site frame', frame.page], ...workers];
+    ({ w, site, top, frame, workers, contexts } = await visit({ BROWSER_PLATFORM: 'windows' }));
   }, 90_000);
   afterAll(async () => {
     await w?.stop();
@@ -256,5 +279,31 @@ describe('every kind of worker of a persona that tells Windows on Linux', () => 
     expect(control?.ua).toBe(CONTROL_UA);
     expect(control?.getters.userAgent).not.toBe(native('userAgent'));
     expect(control?.getters.userAgent).toMatch(/\[native code\]/);
+  });
+});
+
+describe('a persona that claims only the Google Chrome brand (BROWSER_BRAND=google-chrome)', () => {
+  let v: Visit;
+  beforeAll(async () => {
+    v = await visit({ BROWSER_BRAND: 'google-chrome' });
+  }, 90_000);
+  afterAll(async () => {
+    await v?.w.stop();
+    await v?.site.close();
+  });
+
+  test('every context claims the brand, and keeps the machine’s platform with nothing set on navigator', () => {
+    // The Windows persona above shows the check can fail: its workers' navigator owns `platform`.
+    expect(
+      v.contexts.map(([label, t]) => [
+        label,
+        t.brands?.includes('Google Chrome'),
+        t.platform,
+        t.own,
+      ]),
+    ).toEqual(v.contexts.map(([label]) => [label, true, 'Linux x86_64', []]));
+    expect(v.contexts.map(([label, t]) => [label, t.getters.platform])).toEqual(
+      v.contexts.map(([label]) => [label, native('platform')]),
+    );
   });
 });
