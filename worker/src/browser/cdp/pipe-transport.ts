@@ -55,8 +55,9 @@ export class ChromiumPipeTransport implements BytesTransport {
     if (this.closed) throw new Error('the browser connection is closed');
     const close = commandNamed(message, 'Browser.close');
     if (close) this.closingId = close.id;
-    this.writer.write(message);
-    this.writer.write('\0');
+    // One write per message: each write(2) on the pipe can wake the browser's reader, and a
+    // separate terminator would wake it a second time for every command.
+    this.writer.write(`${message}\0`);
   }
 
   close(): void {
