@@ -9,6 +9,7 @@ import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { freeBlock, rangesInUse } from './free-addresses';
 import { holdClusterLock } from './cluster-lock';
@@ -50,6 +51,8 @@ interface WorkerEngine {
   dir: string;
   child: ChildProcess | null;
   exited: Promise<void>;
+  /** Whether the engine had to be killed (its data may be half written). */
+  killed: boolean;
 }
 
 function swarmNode(hostname: string, address: string, host: string, ns: string | null): SwarmNode {
@@ -76,6 +79,8 @@ export class SwarmCluster {
   readonly bridge = `${this.runId}br`;
   private readonly engines: WorkerEngine[] = [];
   private readonly overlays: string[] = [];
+  /** The ids of the images loadImage put on the workers (what a kept store keeps). */
+  private readonly loaded = new Set<string>();
   /** Docker sets FORWARD's policy to drop: traffic between the namespaces needs this rule. */
   private readonly forwardRule = ['FORWARD', '-i', this.bridge, '-o', this.bridge, '-j', 'ACCEPT'];
   private ownsSwarm = false;
@@ -90,6 +95,8 @@ export class SwarmCluster {
     hostname: string,
     /** Where Swarm takes overlay subnets from. */
     private readonly addrPool: string,
+    /** Whether the worker engines keep their images for the next cluster (see KEPT_STORE). */
+    private readonly keepImages = false,
   ) {
     this.subnet = `${prefix}.0/24`;
     this.manager = swarmNode(hostname, `${prefix}.1`, MANAGER_HOST, null);
@@ -143,10 +150,18 @@ export class SwarmCluster {
     const node = swarmNode(ns, `${this.prefix}.${i + 1}`, `unix://${dir}/docker.sock`, ns);
     const hostVeth = `${this.runId}v${i}`;
     const peer = `${this.runId}p${i}`;
-    this.engines.push({ node, hostVeth, dir, child: null, exited: Promise.resolve() });
+    this.engines.push({
+      node,
+      hostVeth,
+      dir,
+      child: null,
+      exited: Promise.resolve(),
+      killed: false,
+    });
     this.workers.push(node);
     this.nodes.push(node);
     fs.mkdirSync(dir);
+    if (this.keepImages) takeKeptImages(i, path.join(dir, 'data'));
     await run('ip', ['netns', 'add', ns]);
     await run('ip', ['link', 'add', hostVeth, 'type', 'veth', 'peer', 'name', peer]);
     await run('ip', ['link', 'set', peer, 'netns', ns]);
@@ -206,6 +221,7 @@ export class SwarmCluster {
       const stopped = await Promise.race([e.exited.then(() => true), grace]);
       if (!stopped) {
         e.child.kill('SIGKILL');
+        e.killed = true;
         await e.exited;
       }
     }
@@ -229,16 +245,32 @@ export class SwarmCluster {
     throw new Error(`${node.hostname} not ${status} after ${timeoutMs} ms: ${seen}`);
   }
 
-  /** Copies an image of this machine's engine onto every running worker engine. */
+  /**
+   * Copies an image of this machine's engine onto every running worker engine that does not
+   * hold it (by id) yet. The `docker save` archive is made once per image and name on this
+   * machine (savedImage): the test files of one run share it.
+   */
   async loadImage(image: string): Promise<void> {
-    const tar = path.join(this.dir, `image-${crypto.randomBytes(3).toString('hex')}.tar`);
-    await this.docker(this.manager, ['save', '-o', tar, image], 300_000);
-    try {
-      const live = this.engines.filter(running).map((e) => e.node);
-      await Promise.all(live.map((n) => this.docker(n, ['load', '-q', '-i', tar], 300_000)));
-    } finally {
-      fs.rmSync(tar, { force: true });
+    const started = Date.now();
+    const want = (
+      await this.docker(this.manager, ['image', 'inspect', '-f', '{{.Id}}', image])
+    ).trim();
+    const live = this.engines.filter(running).map((e) => e.node);
+    const holds = async (n: SwarmNode): Promise<boolean> =>
+      (
+        await this.docker(n, ['image', 'inspect', '-f', '{{.Id}}', image]).catch(() => '')
+      ).trim() === want;
+    const missing = (
+      await Promise.all(live.map(async (n) => ((await holds(n)) ? null : n)))
+    ).filter((n): n is SwarmNode => n !== null);
+    if (missing.length) {
+      const tar = await savedImage(image);
+      await Promise.all(missing.map((n) => this.docker(n, ['load', '-q', '-i', tar], 300_000)));
     }
+    this.loaded.add(want);
+    process.stderr.write(
+      `${image} on ${live.length} engines (${missing.length} loaded) in ${Date.now() - started} ms\n`,
+    );
   }
 
   /** Creates an attachable overlay network `<runId>-<name>`; resolves with that name. */
@@ -282,6 +314,19 @@ export class SwarmCluster {
         await attempt('remove docker_gwbridge', () => this.removeNetwork('docker_gwbridge'));
       }
     }
+    if (this.keepImages) {
+      // Only what loadImage put there is kept: images pulled or built meanwhile go.
+      const prune = async (n: SwarmNode): Promise<void> => {
+        const ids = listed(await this.docker(n, ['image', 'ls', '-q', '--no-trunc']));
+        const other = [...new Set(ids)].filter((id) => !this.loaded.has(id));
+        if (other.length) await this.docker(n, ['rmi', '-f', ...other]);
+      };
+      await Promise.all(
+        this.engines
+          .filter(running)
+          .map((e) => attempt(`prune ${e.node.hostname}`, () => prune(e.node))),
+      );
+    }
     const stop = (n: SwarmNode): Promise<unknown> =>
       attempt(`stop ${n.hostname}`, () => this.stopEngine(n));
     await Promise.all(this.workers.map(stop));
@@ -309,6 +354,12 @@ export class SwarmCluster {
       const mounts = fs.readFileSync('/proc/self/mounts', 'utf8').split('\n');
       const under = mounts.map((l) => l.split(' ')[1] ?? '').filter((p) => p.startsWith(this.dir));
       for (const p of under.sort().reverse()) await run('umount', ['-l', p]).catch(() => '');
+      // Kept only from a teardown that went cleanly: no problem, no mount left behind.
+      if (this.keepImages && !problems.length && !under.length) {
+        this.engines.forEach((e, i) => {
+          if (!e.killed && !running(e)) keepImages(i + 1, path.join(e.dir, 'data'));
+        });
+      }
       fs.rmSync(this.dir, { recursive: true, force: true });
     });
     this.lock?.release();
@@ -352,6 +403,84 @@ export class SwarmCluster {
   }
 }
 
+/**
+ * Where the worker engines' image stores wait between clusters that ask for it (keepImages):
+ * `<dir>/w<i>` holds the `image` and `overlay2` folders of worker i's data root, nothing else
+ * (no swarm, network or container state). Taken by the next such cluster's worker i, so an image
+ * it already holds is not loaded again. One cluster at a time (the cluster lock): no races.
+ */
+const KEPT_STORE = path.join(os.tmpdir(), 'persona-browser-swarm-images');
+const KEPT = ['image', 'overlay2'];
+
+/** Moves worker i's kept image store (when there is one) into a new engine's data root. */
+function takeKeptImages(i: number, dataRoot: string): void {
+  const kept = path.join(KEPT_STORE, `w${i}`);
+  if (!fs.existsSync(kept)) return;
+  try {
+    fs.mkdirSync(dataRoot, { recursive: true });
+    for (const part of KEPT) {
+      if (fs.existsSync(path.join(kept, part)))
+        fs.renameSync(path.join(kept, part), path.join(dataRoot, part));
+    }
+  } catch {
+    // A store that cannot be taken whole is not taken: the engine starts empty.
+    for (const part of KEPT) fs.rmSync(path.join(dataRoot, part), { recursive: true, force: true });
+  } finally {
+    fs.rmSync(kept, { recursive: true, force: true });
+  }
+}
+
+/** Moves a stopped engine's images out of its data root, for the next cluster's worker i. */
+function keepImages(i: number, dataRoot: string): void {
+  const kept = path.join(KEPT_STORE, `w${i}`);
+  fs.rmSync(kept, { recursive: true, force: true });
+  fs.mkdirSync(kept, { recursive: true });
+  try {
+    for (const part of KEPT) fs.renameSync(path.join(dataRoot, part), path.join(kept, part));
+  } catch {
+    fs.rmSync(kept, { recursive: true, force: true });
+  }
+}
+
+/** Where `docker save` archives are kept between test files: `<prefix><image id>-<name>.tar`. */
+const SAVED_PREFIX = path.join(os.tmpdir(), 'persona-browser-saved-');
+
+/**
+ * A `docker save` archive of `image` as this machine's engine holds it now, made once per image
+ * id and name (an archive records the name it was saved under): later test files load the same
+ * file instead of saving the image again. Written under a temporary name and renamed, so a
+ * reader never sees half an archive; archives of images the engine no longer holds are removed.
+ */
+export async function savedImage(image: string): Promise<string> {
+  const id = (await run('docker', ['image', 'inspect', '--format', '{{.Id}}', image])).trim();
+  const name = crypto.createHash('sha256').update(image).digest('hex').slice(0, 12);
+  const file = `${SAVED_PREFIX}${id.replace(/^sha256:/, '').slice(0, 12)}-${name}.tar`;
+  for (const other of fs.readdirSync(path.dirname(SAVED_PREFIX))) {
+    const full = path.join(path.dirname(SAVED_PREFIX), other);
+    const savedId = /^[0-9a-f]{12}(?=-[0-9a-f]{12}\.tar$)/.exec(
+      full.startsWith(SAVED_PREFIX) ? full.slice(SAVED_PREFIX.length) : '',
+    )?.[0];
+    if (!savedId || full === file) continue;
+    const held = await run('docker', ['image', 'inspect', savedId]).then(
+      () => true,
+      () => false,
+    );
+    if (!held) fs.rmSync(full, { force: true });
+  }
+  if (fs.existsSync(file)) return file;
+  const partial = `${file}.${process.pid}-${crypto.randomBytes(3).toString('hex')}`;
+  try {
+    await run('docker', ['save', '-o', partial, image], {}, 300_000);
+    // The name may have moved to another image meanwhile (a build elsewhere): saved again.
+    const now = (await run('docker', ['image', 'inspect', '--format', '{{.Id}}', image])).trim();
+    if (now !== id) return await savedImage(image);
+    fs.renameSync(partial, file);
+  } finally {
+    fs.rmSync(partial, { force: true });
+  }
+  return file;
+}
+
 const running = (e: WorkerEngine): boolean =>
   e.child !== null && e.child.exitCode === null && e.child.signalCode === null;
 
@@ -361,7 +490,14 @@ const running = (e: WorkerEngine): boolean =>
  * hands out overlay subnets from a free 10.x.0.0/16: no interface or route of this machine
  * is in either.
  */
-export async function startSwarmCluster(opts: { workers?: number } = {}): Promise<SwarmCluster> {
+export async function startSwarmCluster(
+  opts: {
+    workers?: number;
+    /** Worker engines start with the images the last such cluster loaded (loadImage), and
+     * keep theirs for the next: a test file loads only what the one before did not. */
+    keepImages?: boolean;
+  } = {},
+): Promise<SwarmCluster> {
   if (process.getuid?.() !== 0) {
     throw new Error(
       'a Swarm cluster on one machine needs root: network namespaces, veth, iptables',
@@ -382,7 +518,13 @@ export async function startSwarmCluster(opts: { workers?: number } = {}): Promis
     const pool = `${freeBlock(used, (x) => `10.${x}.0.0`, 16)}/16`;
     const networks = listed(await run('docker', ['network', 'ls', '--format', '{{.Name}}']));
     const hostname = (await run('hostname', [])).trim();
-    cluster = new SwarmCluster(prefix, networks.includes('docker_gwbridge'), hostname, pool);
+    cluster = new SwarmCluster(
+      prefix,
+      networks.includes('docker_gwbridge'),
+      hostname,
+      pool,
+      opts.keepImages ?? false,
+    );
   } catch (err) {
     lock.release();
     throw err;

@@ -18,16 +18,29 @@ export const EXIT_CODE_RECORDER = path.join(__dirname, '..', 'exit-code.cjs');
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** A port free on this host right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
+/** The ports freePort handed out in this process. */
+const handedOut = new Set<number>();
+
+/**
+ * A port free on this host right now, and never one this process was given before: ports taken
+ * one after the other and bound only later (a persona's PORT, then the supervisor's own) were
+ * seen to be the same port, and the persona's front door then could not bind it.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const srv = net.createServer();
+      srv.once('error', reject);
+      srv.listen(0, () => {
+        const { port: p } = srv.address() as net.AddressInfo;
+        srv.close(() => resolve(p));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 export interface Reply<T = any> {

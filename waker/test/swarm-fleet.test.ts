@@ -121,7 +121,7 @@ const node = (i: number): SwarmNode => {
 
 beforeAll(async () => {
   image = await ensurePersonaImage();
-  cluster = await startSwarmCluster({ workers: 2 });
+  cluster = await startSwarmCluster({ workers: 2, keepImages: true });
   await cluster.loadImage(image);
   overlay = await cluster.createOverlay('fleet');
   // Each node's own folder of personas (the nodes share this machine's disk).

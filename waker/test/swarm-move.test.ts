@@ -80,7 +80,7 @@ async function pipeServices(): Promise<string[]> {
 
 beforeAll(async () => {
   const image = await ensurePersonaImage();
-  cluster = await startSwarmCluster({ workers: 2 });
+  cluster = await startSwarmCluster({ workers: 2, keepImages: true });
   const [w1, w2] = cluster.workers;
   if (!w1 || !w2) throw new Error('the cluster has not two workers');
   [nodeA, nodeB] = [w1, w2];
