@@ -15,6 +15,11 @@ export interface BuildContext {
   hash: string;
   /** The files, relative to the context's root, in the order hashed. */
   files: string[];
+  /**
+   * The folders `docker build` sends a header of its own for (every folder it enters and keeps),
+   * relative to the root: not hashed, but the layer cache's key of a copied folder counts them.
+   */
+  dirs: string[];
 }
 
 /** The default of the Dockerfile's `ARG BASE=…` (what a build without the argument uses). */
@@ -32,16 +37,18 @@ export function dockerfileBase(root: string): string | null {
  * .dockerignore leaves out (git's view does not matter, so local files such as docker/certs
  * count). Folders left out are not entered, unless a `!` rule could take something back.
  */
-function contextFiles(root: string): string[] {
+function contextEntries(root: string): { files: string[]; dirs: string[] } {
   const ignoreFile = path.join(root, '.dockerignore');
   const rules = fs.existsSync(ignoreFile) ? fs.readFileSync(ignoreFile, 'utf8') : '';
   const keep = dockerignore({ ignorecase: false }).add(rules).createFilter();
   const exceptions = rules.split('\n').some((line) => line.trim().startsWith('!'));
   const files: string[] = [];
+  const dirs = new Set<string>();
   const walk = (rel: string): void => {
     for (const entry of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
       const name = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.isDirectory()) {
+        if (keep(name)) dirs.add(name);
         if (exceptions || keep(name)) walk(name);
       } else if ((entry.isFile() || entry.isSymbolicLink()) && keep(name)) {
         files.push(name);
@@ -49,7 +56,11 @@ function contextFiles(root: string): string[] {
     }
   };
   walk('');
-  return files.sort();
+  // A file a `!` rule takes back out of a left-out folder still comes with its folders.
+  for (const f of files)
+    for (let at = f.lastIndexOf('/'); at > 0; at = f.lastIndexOf('/', at - 1))
+      dirs.add(f.slice(0, at));
+  return { files: files.sort(), dirs: [...dirs].sort() };
 }
 
 /**
@@ -58,7 +69,7 @@ function contextFiles(root: string): string[] {
  * bits and its content (a link's target); owners and times, which a copy changes, are left out.
  */
 export function buildContext(root: string, base: string): BuildContext {
-  const files = contextFiles(root);
+  const { files, dirs } = contextEntries(root);
   const h = createHash('sha256').update(`base ${base}\n`);
   for (const f of files) {
     const full = path.join(root, f);
@@ -70,7 +81,7 @@ export function buildContext(root: string, base: string): BuildContext {
       .update(content)
       .update('\0');
   }
-  return { hash: h.digest('hex'), files };
+  return { hash: h.digest('hex'), files, dirs };
 }
 
 // `node build-context.js <base>` in the context's root prints its hash (the image build's step).

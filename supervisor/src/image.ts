@@ -1,4 +1,6 @@
+import path from 'node:path';
 import Docker from 'dockerode';
+import tar from 'tar-fs';
 import { RECORDED_CONTEXT_FILE, buildContext, dockerfileBase } from './build-context';
 
 export interface ImagePlan {
@@ -6,6 +8,32 @@ export interface ImagePlan {
   hash: string;
   tag: string;
   files: string[];
+  /** The context's folders (build-context.ts), each sent with a header of its own. */
+  dirs: string[];
+}
+
+/**
+ * The build context as a tar stream laid out as `docker build` sends it: a header for every
+ * folder, named with a trailing slash, and the files' permission bits as they are on disk. The
+ * layer cache keys a copied folder by those headers, so a context packed any other way misses
+ * the layers a `docker build` or `docker compose build` of the same checkout left: the first
+ * update after one would redo every step from the first folder copied.
+ */
+export function packContext(root: string, files: string[], dirs: string[]): NodeJS.ReadableStream {
+  const wanted = new Set([...files, ...dirs]);
+  const options = {
+    entries: [...wanted].filter((name) => !name.includes('/')).sort(),
+    // Entering a folder, tar-fs lists all of it: only what the context holds is taken.
+    ignore: (abs: string) => !wanted.has(path.relative(root, abs).split(path.sep).join('/')),
+    // Modes as on disk, not masked by this process's umask (tar-fs reads the option; its
+    // published types leave it out, hence the options object rather than a literal).
+    umask: 0,
+    map: (header: tar.Headers): tar.Headers =>
+      header.type === 'directory' && !header.name.endsWith('/')
+        ? { ...header, name: `${header.name}/` }
+        : header,
+  };
+  return tar.pack(root, options);
 }
 
 /** The first regular file of a tar archive (what Docker answers for one path), or null. */
@@ -48,9 +76,9 @@ export class PersonaImage {
   plan(): ImagePlan {
     // Without PERSONA_BASE_IMAGE the build uses the Dockerfile's default: the hash names it.
     const base = this.baseImage ?? dockerfileBase(this.repoRoot) ?? '';
-    const { hash, files } = buildContext(this.repoRoot, base);
+    const { hash, files, dirs } = buildContext(this.repoRoot, base);
     const repo = this.image.replace(/:[^/:]+$/, '');
-    return { hash, tag: `${repo}:src-${hash.slice(0, 12)}`, files };
+    return { hash, tag: `${repo}:src-${hash.slice(0, 12)}`, files, dirs };
   }
 
   async exists(tag: string): Promise<boolean> {
@@ -137,10 +165,10 @@ export class PersonaImage {
    */
   async build(plan: ImagePlan): Promise<void> {
     const tail: string[] = [];
-    const stream = await this.docker.buildImage(
-      { context: this.repoRoot, src: plan.files },
-      { t: plan.tag, buildargs: this.baseImage ? { BASE: this.baseImage } : {} },
-    );
+    const stream = await this.docker.buildImage(packContext(this.repoRoot, plan.files, plan.dirs), {
+      t: plan.tag,
+      buildargs: this.baseImage ? { BASE: this.baseImage } : {},
+    });
     await new Promise<void>((resolve, reject) => {
       this.docker.modem.followProgress(
         stream,
