@@ -288,7 +288,7 @@ export class Navigator {
   }
 
   private discard(): void {
-    this.pool?.closeAll().catch(() => undefined);
+    this.pool?.closeAll();
     this.pool = null;
     this.browser = null;
     this.leases.clear();
@@ -302,7 +302,7 @@ export class Navigator {
     this.leases.clear();
     if (!browser) return;
     const proc = browserProcess(browser);
-    await pool?.closeAll().catch(() => undefined);
+    pool?.closeAll();
     await Promise.race([
       browser.close().catch(() => undefined),
       new Promise((resolve) => setTimeout(resolve, 5_000)),

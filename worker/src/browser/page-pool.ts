@@ -132,17 +132,20 @@ export class PagePool {
     return spare && !spare.isClosed() ? spare : null;
   }
 
-  /** Closes every page as the browser goes (its window with them): no blank tab is kept. */
-  async closeAll(): Promise<void> {
+  /**
+   * Ends every page as the browser goes. Their tabs are left to the browser's own close, which
+   * takes its window with them: closing them here one by one would close the window's last tab
+   * first, and Chromium would start quitting by itself under the close that follows.
+   */
+  closeAll(): void {
     clearInterval(this.probeTimer);
     const all = this.list();
     this.pages.clear();
-    await Promise.all(
-      all.map(async (p) => {
-        this.hooks.onPageClosed?.(p.id);
-        await p.close();
-      }),
-    );
+    this.spare = null;
+    for (const p of all) {
+      p.markClosed();
+      this.hooks.onPageClosed?.(p.id);
+    }
   }
 
   private probeAll(): void {
