@@ -86,6 +86,9 @@ describe('navigator states', () => {
   });
 
   test('a tab closed by hand leaves the pool, and its lease with it', async () => {
+    // Not the window's last tab: that one takes the browser with it (the test after this one).
+    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'stays' } });
+    const browser = browserPids(w);
     await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'byhand' } });
     await w.call('POST', '/api/v1/ops/byhand/navigate', {
       body: { url: `${site.url}/second?byhand` },
@@ -108,6 +111,35 @@ describe('navigator states', () => {
     expect(again.status).toBe(200);
     expect((await w.call('POST', '/api/v1/ops/byhand/extract-content')).status).toBe(200);
     await w.call('DELETE', '/api/v1/ops/byhand/destroy-page');
+    await w.call('DELETE', '/api/v1/ops/stays/destroy-page');
+    expect(browserPids(w)).toEqual(expect.arrayContaining([Math.min(...browser)]));
+  });
+
+  test('the window’s last tab closed by hand ends the browser as it would anyone’s; it comes back by itself', async () => {
+    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'last' } });
+    await w.call('POST', '/api/v1/ops/last/navigate', { body: { url: `${site.url}/second?last` } });
+    const before = browserPids(w);
+    const person = await Observer.attach(w);
+    await (await person.page('?last')).close();
+    await person.detach().catch(() => undefined);
+    const until = Date.now() + 20_000;
+    let status: Body = {};
+    let fresh: number[] = [];
+    while (Date.now() < until) {
+      status = (await w.call<Body>('GET', '/api/v1/system/status', { auth: false })).body;
+      fresh = browserPids(w).filter((p) => !before.includes(p));
+      if (status.initialized && fresh.length > 0) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(status).toMatchObject({ initialized: true, page_count: 0 });
+    expect(fresh.length).toBeGreaterThan(0);
+    expect(
+      (await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'last' } })).status,
+    ).toBe(200);
+    await w.call('POST', '/api/v1/ops/last/navigate', { body: { url: `${site.url}/second?back` } });
+    const content = await w.call<Body>('POST', '/api/v1/ops/last/extract-content');
+    expect(content.body.title).toBe('Second page');
+    await w.call('DELETE', '/api/v1/ops/last/destroy-page');
   });
 
   test('a browser killed from outside comes back by itself', async () => {

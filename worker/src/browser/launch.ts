@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import type { Browser } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
+import { TargetType } from 'puppeteer-core';
 import { addExtra } from 'puppeteer-extra';
 import StealthPlugin from 'puppeteer-extra-plugin-stealth';
 import type { WorkArea } from '@persona-browser/xvfb';
@@ -206,5 +207,44 @@ export async function launchBrowser(opts: LaunchOptions): Promise<Browser> {
   // Through puppeteer-extra, so its plugins see the switches and every page as they would
   // around puppeteer's own launch; the browser is the one this launcher started.
   await puppeteer.launch({ args: joinFeatureSwitches(args) });
-  return launcher.launched();
+  const browser = launcher.launched();
+  try {
+    startupTabs.set(browser, await readyStartupTab(browser, puppeteer.plugins));
+  } catch (err) {
+    await browser.close().catch(() => undefined);
+    throw err;
+  }
+  return browser;
+}
+
+/** The tab each browser started here opened by itself, made ready for the pool's first page. */
+const startupTabs = new WeakMap<Browser, Page>();
+
+/**
+ * The blank tab the browser opened at its start, handed out once (then null): the pool's first
+ * page is made in it rather than in a second tab beside it, which would be a second renderer
+ * (12 MB) kept only to hold the window open.
+ */
+export function takeStartupTab(browser: Browser): Page | null {
+  const tab = startupTabs.get(browser) ?? null;
+  startupTabs.delete(browser);
+  return tab && !tab.isClosed() ? tab : null;
+}
+
+/**
+ * The startup tab made what a tab of `browser.newPage()` is: puppeteer-extra hands each new
+ * page to its plugins and loads about:blank in it again; the startup tab opened before the
+ * plugins listened, so the same is done to it here, before anything else sees it.
+ */
+async function readyStartupTab(browser: Browser, plugins: readonly object[]): Promise<Page> {
+  const target = await browser.waitForTarget((t) => t.type() === TargetType.PAGE);
+  const tab = await target.page();
+  if (!tab) throw new Error('the browser opened no tab at its start');
+  for (const plugin of plugins) {
+    // Typed against another puppeteer's Page than this one: called as puppeteer-extra calls it.
+    const onPageCreated: unknown = Reflect.get(plugin, 'onPageCreated');
+    if (typeof onPageCreated === 'function') await onPageCreated.call(plugin, tab);
+  }
+  await tab.goto('about:blank');
+  return tab;
 }

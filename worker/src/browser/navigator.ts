@@ -8,7 +8,7 @@ import type { Logger } from '@persona-browser/service-kit';
 import { browserProcess, browserWire } from './cdp/chromium-launcher';
 import { GuestMux } from './cdp/guest-mux';
 import type { GuestCommand } from './cdp/guest-policy';
-import { launchBrowser } from './launch';
+import { launchBrowser, takeStartupTab } from './launch';
 import { settleWindow } from './window-settle';
 import type { WorkArea } from '@persona-browser/xvfb';
 import { LeaseTable } from './leases';
@@ -260,6 +260,7 @@ export class Navigator {
         },
       },
       this.opts.timing ?? DEFAULT_TIMING,
+      takeStartupTab(browser),
     );
     this.opts.logger.info('browser started', {
       pid: browserProcess(browser)?.pid,
@@ -287,7 +288,7 @@ export class Navigator {
   }
 
   private discard(): void {
-    this.pool?.closeAll().catch(() => undefined);
+    this.pool?.closeAll();
     this.pool = null;
     this.browser = null;
     this.leases.clear();
@@ -301,7 +302,7 @@ export class Navigator {
     this.leases.clear();
     if (!browser) return;
     const proc = browserProcess(browser);
-    await pool?.closeAll().catch(() => undefined);
+    pool?.closeAll();
     await Promise.race([
       browser.close().catch(() => undefined),
       new Promise((resolve) => setTimeout(resolve, 5_000)),

@@ -23,12 +23,21 @@ export class PagePool {
   private readonly probeTimer: NodeJS.Timeout;
   /** The page a person drives through the live view: the screen is theirs, no other comes forward. */
   private screenHolder: string | null = null;
+  /**
+   * A blank tab no page holds, that the next page is made in: the browser's startup tab, or the
+   * one opened when the last page went. The window's last tab going would end the browser
+   * (Chromium quits with its last window), so while the browser runs the pool always holds a
+   * page or this tab; and the window never holds a blank tab beside the pool's pages.
+   */
+  private spare: Page | null;
 
   constructor(
     private readonly browser: Browser,
     private readonly hooks: PoolHooks = {},
     private readonly timing: PageTiming = DEFAULT_TIMING,
+    startupTab: Page | null = null,
   ) {
+    this.spare = startupTab;
     this.probeTimer = setInterval(() => this.probeAll(), PROBE_INTERVAL_MS);
     this.probeTimer.unref();
   }
@@ -82,7 +91,7 @@ export class PagePool {
     this.creating.add(id);
     let page: Page | null = null;
     try {
-      page = await this.browser.newPage();
+      page = this.takeSpare() ?? (await this.browser.newPage());
       const managed = new ManagedPage(id, page, this.timing, (pageId) =>
         this.screenHeldElsewhere(pageId),
       );
@@ -110,19 +119,33 @@ export class PagePool {
     const page = this.get(id);
     this.pages.delete(id);
     this.hooks.onPageClosed?.(id);
+    // The last page's tab may be the window's last: a blank one opens first to keep it.
+    if (this.pages.size === 0 && !this.spare) {
+      this.spare = await this.browser.newPage().catch(() => null);
+    }
     await page.close();
   }
 
-  async closeAll(): Promise<void> {
+  private takeSpare(): Page | null {
+    const spare = this.spare;
+    this.spare = null;
+    return spare && !spare.isClosed() ? spare : null;
+  }
+
+  /**
+   * Ends every page as the browser goes. Their tabs are left to the browser's own close, which
+   * takes its window with them: closing them here one by one would close the window's last tab
+   * first, and Chromium would start quitting by itself under the close that follows.
+   */
+  closeAll(): void {
     clearInterval(this.probeTimer);
     const all = this.list();
     this.pages.clear();
-    await Promise.all(
-      all.map(async (p) => {
-        this.hooks.onPageClosed?.(p.id);
-        await p.close();
-      }),
-    );
+    this.spare = null;
+    for (const p of all) {
+      p.markClosed();
+      this.hooks.onPageClosed?.(p.id);
+    }
   }
 
   private probeAll(): void {

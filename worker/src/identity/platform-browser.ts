@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import type { Browser, CDPSession, Connection } from 'puppeteer-core';
-import { browserConnection, onChildSessionReady } from '../browser/cdp/child-sessions';
+import { browserConnection, onChildSessionReady, tabSessions } from '../browser/cdp/child-sessions';
 import type { PageHolder } from './page';
 import type {
   Brand,
@@ -134,11 +134,19 @@ export async function readRealAgent(browser: Browser): Promise<RealAgent> {
  * caught the same way. Their user agent and client hints need nothing here: the browser's
  * switch and the page's override (which puppeteer carries on to the worker) tell them.
  */
-function beforeEveryWorker(connection: Connection, script: string): void {
-  onChildSessionReady(connection, (child, type) => {
-    if (type !== 'worker') return;
-    void child.send('Runtime.evaluate', { expression: script }).catch(() => undefined);
-  });
+function beforeEveryWorker(
+  connection: Connection,
+  script: string,
+  tabs: readonly CDPSession[],
+): void {
+  onChildSessionReady(
+    connection,
+    (child, type) => {
+      if (type !== 'worker') return;
+      void child.send('Runtime.evaluate', { expression: script }).catch(() => undefined);
+    },
+    tabs,
+  );
 }
 
 /**
@@ -232,7 +240,8 @@ export async function disguisePlatform(
   const { root, connection } = await browserConnection(browser);
   // A brand claimed on the machine's own system leaves every worker's platform as it is.
   const script = override.name === machine ? null : workerPlatformScript(override.platform);
-  if (script) beforeEveryWorker(connection, script);
+  // The tabs already open too: the pool's first page is made in the startup tab.
+  if (script) beforeEveryWorker(connection, script, await tabSessions(browser));
   await beforeEveryOtherWorker(root, connection, override, script);
   return {
     override,

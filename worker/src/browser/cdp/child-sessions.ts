@@ -18,19 +18,34 @@ export async function browserConnection(
 }
 
 /**
+ * The sessions puppeteer holds on the browser's open tabs (`Page._client()`, kept private): a
+ * tab's workers attach under its session, so a hook on sessions to come must be put on these
+ * too (the browser's startup tab, whose session is as old as the connection).
+ */
+export async function tabSessions(browser: Browser): Promise<CDPSession[]> {
+  return (await browser.pages()).map((page) => {
+    const session = callPrivate(page, '_client', 'Page._client()');
+    if (!(session instanceof CDPSession)) throw new PuppeteerMoved('Page._client()');
+    return session;
+  });
+}
+
+/**
  * Calls `listener` for each target puppeteer auto-attaches anywhere on `connection`, with the
  * target's type as DevTools names it ("worker" for a dedicated worker, which puppeteer's public
  * `Target.type()` folds into "other"), at the moment puppeteer holds it paused: the listener's
  * commands reach the target before it runs. Puppeteer announces that moment on the parent
  * session with an event it keeps private (`CDPSessionEvent.Ready`), and keeps the raw target
- * info private as well (`Target._getTargetInfo()`).
+ * info private as well (`Target._getTargetInfo()`). Sessions attached from now on are watched,
+ * and the already attached ones given in `attached` (tabSessions).
  */
 export function onChildSessionReady(
   connection: Connection,
   listener: (child: CDPSession, type: string) => void,
+  attached: readonly CDPSession[] = [],
 ): void {
   const ready = privateEvent(CDPSessionEvent, 'Ready', 'CDPSessionEvent.Ready');
-  connection.on(CDPSessionEvent.SessionAttached, (session) => {
+  const watch = (session: CDPSession): void => {
     session.on(ready, (child: unknown) => {
       if (!(child instanceof CDPSession)) return;
       let type: string;
@@ -43,7 +58,9 @@ export function onChildSessionReady(
       }
       listener(child, type);
     });
-  });
+  };
+  connection.on(CDPSessionEvent.SessionAttached, watch);
+  for (const session of attached) watch(session);
 }
 
 /** The DevTools target type of the target a session is attached to. */
