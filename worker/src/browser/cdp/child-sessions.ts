@@ -1,5 +1,6 @@
 import { CDPSession, CDPSessionEvent } from 'puppeteer-core';
 import type { Browser, Connection } from 'puppeteer-core';
+import { pageSession } from './page-session';
 import { PuppeteerMoved, callPrivate, privateEvent } from './private-access';
 
 /**
@@ -23,11 +24,7 @@ export async function browserConnection(
  * too (the browser's startup tab, whose session is as old as the connection).
  */
 export async function tabSessions(browser: Browser): Promise<CDPSession[]> {
-  return (await browser.pages()).map((page) => {
-    const session = callPrivate(page, '_client', 'Page._client()');
-    if (!(session instanceof CDPSession)) throw new PuppeteerMoved('Page._client()');
-    return session;
-  });
+  return (await browser.pages()).map(pageSession);
 }
 
 /**
