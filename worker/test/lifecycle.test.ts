@@ -115,13 +115,8 @@ describe('navigator states', () => {
     expect(browserPids(w)).toEqual(expect.arrayContaining([Math.min(...browser)]));
   });
 
-  test('the window’s last tab closed by hand ends the browser as it would anyone’s; it comes back by itself', async () => {
-    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'last' } });
-    await w.call('POST', '/api/v1/ops/last/navigate', { body: { url: `${site.url}/second?last` } });
-    const before = browserPids(w);
-    const person = await Observer.attach(w);
-    await (await person.page('?last')).close();
-    await person.detach().catch(() => undefined);
+  /** Waits up to 20 s for the worker to say initialized with browser processes not in `before`. */
+  async function browserBack(before: number[]): Promise<{ status: Body; fresh: number[] }> {
     const until = Date.now() + 20_000;
     let status: Body = {};
     let fresh: number[] = [];
@@ -131,6 +126,17 @@ describe('navigator states', () => {
       if (status.initialized && fresh.length > 0) break;
       await new Promise((r) => setTimeout(r, 200));
     }
+    return { status, fresh };
+  }
+
+  test('the window’s last tab closed by hand ends the browser as it would anyone’s; it comes back by itself', async () => {
+    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'last' } });
+    await w.call('POST', '/api/v1/ops/last/navigate', { body: { url: `${site.url}/second?last` } });
+    const before = browserPids(w);
+    const person = await Observer.attach(w);
+    await (await person.page('?last')).close();
+    await person.detach().catch(() => undefined);
+    const { status, fresh } = await browserBack(before);
     expect(status).toMatchObject({ initialized: true, page_count: 0 });
     expect(fresh.length).toBeGreaterThan(0);
     expect(
@@ -149,15 +155,7 @@ describe('navigator states', () => {
       (pid) => !fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type='),
     );
     process.kill(main as number, 'SIGKILL');
-    const until = Date.now() + 20_000;
-    let status: Body = {};
-    let fresh: number[] = [];
-    while (Date.now() < until) {
-      status = (await w.call<Body>('GET', '/api/v1/system/status', { auth: false })).body;
-      fresh = browserPids(w).filter((p) => !before.includes(p));
-      if (status.initialized && fresh.length > 0) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const { status, fresh } = await browserBack(before);
     expect({ fresh: fresh.length > 0, logs: fresh.length > 0 ? [] : w.logs.slice(-10) }).toEqual({
       fresh: true,
       logs: [],
