@@ -228,11 +228,19 @@ test('the request log has a start and an end row per call, kind plugin, name arc
   const before = readLogRows(w.dataDir).length;
   expect((await check({ url: MISSING, direct_nav_probability: 1 })).status).toBe(200);
   expect((await check({})).status).toBe(400);
-  // Each end row is written just after its reply has gone out.
+  // Each end row is written just after its reply has gone out: the previous test's last call
+  // can end after `before` was counted, so the rows are those of the requests started since.
   const fresh = async () => {
     const deadline = Date.now() + 5_000;
     for (;;) {
-      const rows = readLogRows(w.dataDir).slice(before);
+      const all = readLogRows(w.dataDir);
+      const started = new Set(
+        all
+          .slice(before)
+          .filter((r) => r.event === 'start')
+          .map((r) => r.id),
+      );
+      const rows = all.filter((r) => started.has(r.id));
       if (rows.length >= 4 || Date.now() > deadline) return rows;
       await new Promise((r) => setTimeout(r, 50));
     }
