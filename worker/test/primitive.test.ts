@@ -12,6 +12,15 @@ async function open(query = ''): Promise<void> {
   expect(r.body.success).toBe(true);
 }
 const log = <T = any>(expr: string): Promise<T> => ctx.eye.read<T>('/input', expr);
+/**
+ * Rests the pointer at (x, y), which must be inside the viewport of the window's work area (the
+ * screen less the desktop's panel or taskbar): a refused hover would leave the pointer wherever
+ * the last test left it.
+ */
+async function hoverAt(x: number, y: number): Promise<void> {
+  const r = await prim('hover-position', { x, y });
+  expect([r.status, r.body.error]).toEqual([200, undefined]);
+}
 const value = (id: string): Promise<string> => log(`document.getElementById('${id}').value`);
 const strictlyInside = (p: { x: number; y: number }, r: Rect): boolean =>
   p.x > r.x && p.y > r.y && p.x < r.x + r.w - 1 && p.y < r.y + r.h - 1;
@@ -132,7 +141,7 @@ describe('an element that moves during the approach', () => {
   /** Opens the page with the pointer resting far from #mover, then arms its trap. */
   async function armed(query: string): Promise<void> {
     await open(query);
-    await prim('hover-position', { x: 100, y: 900 });
+    await hoverAt(100, 800);
     expect(await log<boolean>('__arm()')).toBe(true);
   }
 
@@ -284,7 +293,7 @@ describe('keyboard', () => {
 describe('scroll-page', () => {
   test('net movement within ±10 % of the request; scrolled_distance 1.1–1.2 times it; wheel notches of 80–120 px', async () => {
     await open();
-    await prim('hover-position', { x: 150, y: 900 });
+    await hoverAt(150, 800);
     const r = await prim('scroll-page', { distance: 500 });
     expect(r.body.success).toBe(true);
     expect(r.body.scrolled_distance).toBeGreaterThanOrEqual(550);
@@ -313,7 +322,7 @@ describe('scroll-page', () => {
 
   test('unknown fields are ignored and the default of 1000 px is used', async () => {
     await open();
-    await prim('hover-position', { x: 150, y: 900 });
+    await hoverAt(150, 800);
     const r = await prim('scroll-page', { amount: 50, direction: 'up' });
     expect(r.body.scrolled_distance).toBeGreaterThanOrEqual(1100);
     expect(r.body.scrolled_distance).toBeLessThanOrEqual(1200);
