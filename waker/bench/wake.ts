@@ -5,7 +5,10 @@
  *   - wake from a paused container (WAKER_PAUSE_SECONDS);
  *   - proxy overhead: status p50/p99 through the waker's port versus straight to the worker.
  * Build and run: npx tsc -b && npx tsc -p waker/tsconfig.bench.json && node waker/dist-bench/bench/wake.js
- * Env: PERSONA_IMAGE (else the image built from this checkout), RUNS (5), SAMPLES (400).
+ *   - memory: host memory added per always-on persona, and where it goes inside one container
+ *     (proportional set size of each process, grouped by program).
+ * Env: PERSONA_IMAGE (else the image built from this checkout), RUNS (5), SAMPLES (400),
+ * BENCH_SECTIONS (a comma list of docker,paused,process,memory; all by default).
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -16,6 +19,13 @@ import type { RunningWaker } from '@persona-browser/testkit/waker';
 import { ROOT, freePort, makePersonas, sleep, startWaker } from '@persona-browser/testkit/waker';
 
 const RUNS = Number(process.env.RUNS ?? 5);
+const SECTIONS = ['docker', 'paused', 'process', 'memory'];
+const only = process.env.BENCH_SECTIONS?.split(',').filter(Boolean) ?? SECTIONS;
+const unknown = only.filter((s) => !SECTIONS.includes(s));
+if (unknown.length > 0) {
+  throw new Error(`unknown BENCH_SECTIONS ${unknown.join(', ')}; known: ${SECTIONS.join(', ')}`);
+}
+const wanted = (section: string): boolean => only.includes(section);
 const SAMPLES = Number(process.env.SAMPLES ?? 400);
 const docker = new Docker();
 
@@ -98,11 +108,62 @@ function hostMemUsedMb(): number {
   return (kb('MemTotal') - kb('MemAvailable')) / 1024;
 }
 
+/** Proportional set size of one host process, MB (0 once it is gone). */
+function pssMb(pid: number): number {
+  try {
+    const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    return Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/** A program's group in the breakdown: Chromium's processes by their --type, others by name. */
+function programOf(cmd: string): string {
+  const type = /--type=([\w-]+)/.exec(cmd)?.[1];
+  if (/chrom/i.test(cmd.split(' ')[0] ?? '')) return type ? `chromium ${type}` : 'chromium browser';
+  return (cmd.split(' ')[0] ?? '').split('/').pop() ?? cmd;
+}
+
+/** Where a container's memory goes: PSS per program (MB), and the total. */
+async function breakdown(name: string): Promise<Record<string, number>> {
+  // dockerode types `top` as any: the shape is Docker's /containers/{id}/top reply.
+  const top = (await docker.getContainer(name).top({ ps_args: '-eo pid,args' })) as {
+    Titles: string[];
+    Processes: string[][];
+  };
+  const pidAt = top.Titles.indexOf('PID');
+  const cmdAt = top.Titles.findIndex((t) => t === 'COMMAND' || t === 'CMD');
+  const out: Record<string, number> = {};
+  for (const row of top.Processes) {
+    const program = programOf(row[cmdAt] ?? '');
+    out[program] = (out[program] ?? 0) + pssMb(Number(row[pidAt]));
+  }
+  const rounded = Object.fromEntries(
+    Object.entries(out)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => [k, Math.round(v * 10) / 10]),
+  );
+  return { ...rounded, total: Math.round(Object.values(out).reduce((a, b) => a + b, 0)) };
+}
+
+/** A container's memory as `docker stats` shows it: usage less its inactive file cache, MB. */
+async function dockerStatsMb(name: string): Promise<number> {
+  const st: { memory_stats: { usage?: number; stats?: Record<string, number> } } = await docker
+    .getContainer(name)
+    .stats({ stream: false });
+  const m = st.memory_stats;
+  const inactive = m.stats?.inactive_file ?? m.stats?.total_inactive_file ?? 0;
+  return Math.round(((m.usage ?? 0) - inactive) / 1024 / 1024);
+}
+
 /**
  * Host memory added per running persona: MEMORY_PERSONAS always-on containers, each with its
- * blank page, against the host before the waker started (median of readings over 10 s each).
+ * blank page, against the host before the waker started (median of readings over 10 s each);
+ * per_container_mb leaves out the waker's own process.
  */
-async function memoryPerPersona(n: number): Promise<Record<string, number>> {
+async function memoryPerPersona(n: number): Promise<Record<string, unknown>> {
+  imageTag ??= process.env.PERSONA_IMAGE ?? (await ensurePersonaImage());
   const settle = async (): Promise<number> => {
     const xs: number[] = [];
     for (let i = 0; i < 10; i += 1) {
@@ -123,18 +184,30 @@ async function memoryPerPersona(n: number): Promise<Record<string, number>> {
     PERSONAS_DIR: personasDir,
     FLEET_ID: `benchmem${process.pid}`,
     REPO_ROOT: ROOT,
-    PERSONA_IMAGE: imageTag as string,
+    PERSONA_IMAGE: imageTag,
     LOG_LEVEL: 'warn',
   });
   try {
     for (let i = 1; i <= n; i += 1) await w.waitState(`m${i}`, 'running', 120_000);
     await sleep(10_000);
     const after = await settle();
+    const wakerMb = pssMb(w.proc.pid ?? 0);
+    const fleet = `benchmem${process.pid}`;
+    const pss: Record<string, Record<string, number>> = {};
+    const statsMb: number[] = [];
+    for (let i = 1; i <= n; i += 1) {
+      pss[`m${i}`] = await breakdown(`pb-${fleet}-m${i}`);
+      statsMb.push(await dockerStatsMb(`pb-${fleet}-m${i}`));
+    }
     return {
+      pss_mb: pss,
+      docker_stats_mb: statsMb,
       personas: n,
       host_used_before_mb: Math.round(before),
       host_used_after_mb: Math.round(after),
+      waker_pss_mb: Math.round(wakerMb),
       per_persona_mb: Math.round((after - before) / n),
+      per_container_mb: Math.round((after - before - wakerMb) / n),
     };
   } finally {
     await w.stop();
@@ -145,66 +218,72 @@ async function main(): Promise<void> {
   delete process.env.DISPLAY;
   const report: Record<string, unknown> = { runs: RUNS, samples: SAMPLES, cpus: os.cpus().length };
 
-  // Stopped container → first answer.
-  const cold = await fleetRun('docker', 0);
-  try {
-    report.wake_docker_stopped_ms = stats(
-      await wakes(
-        cold.w,
-        'sleepy',
-        cold.port,
-        async () => !(await container(cold.fleet, 'sleepy')),
-      ),
-    );
-    // Proxy overhead on the always-on persona, alternating the two paths.
-    await cold.w.waitState('warm', 'running', 120_000);
-    const info = await container(cold.fleet, 'warm');
-    const ip = Object.values(info?.NetworkSettings.Networks ?? {})[0]?.IPAddress as string;
-    const direct: number[] = [];
-    const proxied: number[] = [];
-    for (let i = 0; i < 50; i += 1) {
-      await get(ip, 5000, STATUS);
-      await get('127.0.0.1', cold.warmPort, STATUS);
+  if (wanted('docker')) {
+    // Stopped container → first answer.
+    const cold = await fleetRun('docker', 0);
+    try {
+      report.wake_docker_stopped_ms = stats(
+        await wakes(
+          cold.w,
+          'sleepy',
+          cold.port,
+          async () => !(await container(cold.fleet, 'sleepy')),
+        ),
+      );
+      // Proxy overhead on the always-on persona, alternating the two paths.
+      await cold.w.waitState('warm', 'running', 120_000);
+      const info = await container(cold.fleet, 'warm');
+      const ip = Object.values(info?.NetworkSettings.Networks ?? {})[0]?.IPAddress as string;
+      const direct: number[] = [];
+      const proxied: number[] = [];
+      for (let i = 0; i < 50; i += 1) {
+        await get(ip, 5000, STATUS);
+        await get('127.0.0.1', cold.warmPort, STATUS);
+      }
+      for (let i = 0; i < SAMPLES; i += 1) {
+        direct.push((await get(ip, 5000, STATUS)).ms);
+        proxied.push((await get('127.0.0.1', cold.warmPort, STATUS)).ms);
+      }
+      const d = stats(direct);
+      const p = stats(proxied);
+      report.status_direct_ms = d;
+      report.status_through_waker_ms = p;
+      report.proxy_overhead_p50_ms = Math.round((p.p50 - d.p50) * 100) / 100;
+    } finally {
+      await cold.w.stop();
     }
-    for (let i = 0; i < SAMPLES; i += 1) {
-      direct.push((await get(ip, 5000, STATUS)).ms);
-      proxied.push((await get('127.0.0.1', cold.warmPort, STATUS)).ms);
+  }
+  if (wanted('paused')) {
+    // Paused container → first answer.
+    const paused = await fleetRun('docker', 3600);
+    try {
+      await get('127.0.0.1', paused.port, STATUS);
+      report.wake_docker_paused_ms = stats(
+        await wakes(
+          paused.w,
+          'sleepy',
+          paused.port,
+          async () => (await container(paused.fleet, 'sleepy'))?.State.Paused === true,
+        ),
+      );
+    } finally {
+      await paused.w.stop();
     }
-    const d = stats(direct);
-    const p = stats(proxied);
-    report.status_direct_ms = d;
-    report.status_through_waker_ms = p;
-    report.proxy_overhead_p50_ms = Math.round((p.p50 - d.p50) * 100) / 100;
-  } finally {
-    await cold.w.stop();
   }
-
-  // Paused container → first answer.
-  const paused = await fleetRun('docker', 3600);
-  try {
-    await get('127.0.0.1', paused.port, STATUS);
-    report.wake_docker_paused_ms = stats(
-      await wakes(
-        paused.w,
-        'sleepy',
-        paused.port,
-        async () => (await container(paused.fleet, 'sleepy'))?.State.Paused === true,
-      ),
-    );
-  } finally {
-    await paused.w.stop();
+  if (wanted('process')) {
+    // Child process (a machine without Docker) → first answer.
+    const proc = await fleetRun('process', 0);
+    try {
+      report.wake_process_stopped_ms = stats(
+        await wakes(proc.w, 'sleepy', proc.port, async () => true),
+      );
+    } finally {
+      await proc.w.stop();
+    }
   }
-
-  // Child process (a machine without Docker) → first answer.
-  const proc = await fleetRun('process', 0);
-  try {
-    report.wake_process_stopped_ms = stats(
-      await wakes(proc.w, 'sleepy', proc.port, async () => true),
-    );
-  } finally {
-    await proc.w.stop();
+  if (wanted('memory')) {
+    report.memory = await memoryPerPersona(Number(process.env.MEMORY_PERSONAS ?? 3));
   }
-  report.memory = await memoryPerPersona(Number(process.env.MEMORY_PERSONAS ?? 3));
   agent.destroy();
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }
