@@ -51,6 +51,19 @@ export async function startFixture(): Promise<Fixture> {
         // Text that JSON escapes in every way: quotes, backslashes, beyond ASCII, an emoji (two
         // UTF-16 units), a line separator, newlines, control characters and a lone surrogate.
         return html(200, page(AWKWARD_TITLE, AWKWARD_BODY));
+      case '/large': {
+        // A page past the size whose later reads go by the document's node, a comment around
+        // its root, the awkward characters in it, and a tag in the title and text.
+        const tag = url.searchParams.get('tag') ?? '';
+        const rows = Array.from({ length: 400 }, (_, i) => `<p class="row">${tag} row ${i}</p>`);
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end(
+          `<!doctype html><!-- before the root --><html><head><meta charset="utf-8">` +
+            `<title>Large ${tag} ${AWKWARD_TITLE}</title></head><body>` +
+            `<h1 id="tag">${tag}</h1>${AWKWARD_BODY}${rows.join('\n')}</body></html><!-- after -->`,
+        );
+        return;
+      }
       case '/tall':
         return html(
           200,

@@ -133,3 +133,91 @@ test('the HTML goes out as the text Chromium wrote, and stands for the very stri
   expect(parsed.title).toBe(AWKWARD_TITLE);
   expect(html).toContain('\u0001\u001f\u007f');
 }, 30_000);
+
+describe('a large document read again', () => {
+  /** The methods of the unparsed commands `work` sent, and what it returned. */
+  async function wireMethods<T>(work: () => Promise<T>): Promise<{ methods: string[]; out: T }> {
+    const wire = mp.wire.bind(mp);
+    const methods: string[] = [];
+    mp.wire = (call, method, params) => {
+      methods.push(method);
+      return wire(call, method, params);
+    };
+    try {
+      return { methods, out: await work() };
+    } finally {
+      mp.wire = wire;
+    }
+  }
+  const readHtml = (): Promise<{ title: string; html: unknown; length: number }> =>
+    mp
+      .run('extract-content', {}, (call) => readPageHtml(mp, call))
+      .then((r) => ({ title: r.title, html: r.content.parse(), length: r.content_length }));
+  /** The page as puppeteer's content() and title() serialise it, read in the main world. */
+  const reference = async (): Promise<{ title: string; html: unknown; length: number }> => {
+    const [title, html] = await inMainWorld<[string, string]>(
+      mp,
+      `(() => { let s = ''; for (const n of document.childNodes) s += n === document.documentElement ? n.outerHTML : new XMLSerializer().serializeToString(n); return [document.title, s]; })()`,
+    );
+    return { title, html, length: html.length };
+  };
+  /** Reads until a read goes by the document's node (it is learnt after a read by script). */
+  async function readByNode(): Promise<{ title: string; html: unknown; length: number }> {
+    const until = Date.now() + 10_000;
+    for (;;) {
+      const { methods, out } = await wireMethods(readHtml);
+      if (methods.includes('DOM.getOuterHTML')) {
+        expect(methods).toEqual(['DOM.getOuterHTML']);
+        return out;
+      }
+      if (Date.now() > until) throw new Error(`reads never went by the node: ${methods.join()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  test('is serialised by the browser from its node: the very HTML and title the script read gives, every change since included', async () => {
+    await mp.page.goto(`${site.url}/large?tag=first`, { waitUntil: 'load' });
+    const { methods, out: byScript } = await wireMethods(readHtml);
+    expect(methods).toEqual(['Runtime.evaluate']);
+    expect(byScript).toEqual(await reference());
+    expect(byScript.html).toContain('<!-- before the root --><html>');
+    expect(byScript.html).toContain('\u0001\u001f\u007f');
+    expect(byScript.length).toBeGreaterThan(16_384);
+    expect(await readByNode()).toEqual(byScript);
+    await inMainWorld(
+      mp,
+      "document.title = 'Changed ✓'; document.body.insertAdjacentHTML('beforeend', '<p id=added>added ✓</p>')",
+    );
+    const changed = await readByNode();
+    expect(changed.title).toBe('Changed ✓');
+    expect(changed.html).toContain('<p id="added">added ✓</p>');
+    expect(changed).toEqual(await reference());
+    expect(mp.title).toBe('Changed ✓');
+  }, 60_000);
+
+  test('a new document is read as itself: another page, the same page reloaded, a page restored from history', async () => {
+    await mp.page.goto(`${site.url}/large?tag=one`, { waitUntil: 'load' });
+    await readHtml();
+    await readByNode();
+    await inMainWorld(mp, "document.body.insertAdjacentHTML('beforeend', '<p id=mark>mark</p>')");
+    expect((await readByNode()).html).toContain('id="mark"');
+    // Another document: the one left may live on in the back-forward cache, node and all.
+    await mp.page.goto(`${site.url}/large?tag=two`, { waitUntil: 'load' });
+    const two = await readHtml();
+    expect(two.html).toContain('<h1 id="tag">two</h1>');
+    expect(two.html).not.toContain('id="mark"');
+    expect(two).toEqual(await reference());
+    // Back to the first: the very document restored, its mark still in it.
+    await mp.page.goBack({ waitUntil: 'load' });
+    const back = await readHtml();
+    expect(back.html).toContain('<h1 id="tag">one</h1>');
+    expect(back).toEqual(await reference());
+    // The same URL loaded again: a new document without the mark.
+    expect((await readByNode()).html).toContain('id="mark"');
+    await mp.page.reload({ waitUntil: 'load' });
+    const reloaded = await readHtml();
+    expect(reloaded.html).toContain('<h1 id="tag">one</h1>');
+    expect(reloaded.html).not.toContain('id="mark"');
+    expect(reloaded).toEqual(await reference());
+  }, 60_000);
+});

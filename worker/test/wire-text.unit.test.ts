@@ -1,4 +1,8 @@
-import { evaluatedStringPair, scanJsonString } from '../src/browser/cdp/wire-commands';
+import {
+  evaluatedStringPair,
+  resultString,
+  scanJsonString,
+} from '../src/browser/cdp/wire-commands';
 import type { WireReply } from '../src/browser/cdp/wire-commands';
 import { JsonText, encodeJson, withJsonParsed } from '../src/json-text';
 
@@ -109,6 +113,44 @@ describe('evaluatedStringPair', () => {
     ['a cut reply', `{"id":1500000007,"result":{"result":`],
   ])('%s: null, read in full instead', (_name, text) => {
     expect(evaluatedStringPair(reply(text))).toBeNull();
+  });
+});
+
+describe('resultString', () => {
+  const reply = (text: string): WireReply => ({
+    id: 1500000009,
+    method: 'DOM.getOuterHTML',
+    sessionId: 'ABC',
+    bytes: Buffer.from(text),
+  });
+  const result = (value: string, field = 'outerHTML', id = 1500000009): string =>
+    `{"id":${id},"result":{"${field}":${value}},"sessionId":"ABC"}`;
+
+  test.each(AWKWARD.map((s) => [JSON.stringify(s).slice(0, 40), s]))(
+    '%s: the text as written, standing for the string, and its length',
+    (_name, value) => {
+      for (const written of [chromiumJson(value), JSON.stringify(value)]) {
+        const read = resultString(reply(result(written)), 'outerHTML');
+        expect(read?.text.toString()).toBe(written);
+        expect(JSON.parse(read?.text.toString() ?? 'null')).toBe(value);
+        expect(read?.length).toBe(value.length);
+      }
+    },
+  );
+
+  test.each([
+    ['another field', result('"x"', 'innerHTML')],
+    ['another id', result('"x"', 'outerHTML', 1500000010)],
+    ['a number', result('1')],
+    ['two strings', result('"a","b"')],
+    ['more fields', `{"id":1500000009,"result":{"outerHTML":"a","more":"b"},"sessionId":"ABC"}`],
+    [
+      'an error',
+      `{"id":1500000009,"error":{"code":-32000,"message":"No node with given id found"},"sessionId":"ABC"}`,
+    ],
+    ['a cut reply', `{"id":1500000009,"result":{"outerHTML":"ab`],
+  ])('%s: null, read in full instead', (_name, text) => {
+    expect(resultString(reply(text), 'outerHTML')).toBeNull();
   });
 });
 

@@ -155,6 +155,11 @@ export class ManagedPage {
     }
   }
 
+  /** Which document the page shows, as last seen (see MainFrameUrl.document); null if unknown. */
+  get document(): string | null {
+    return this.mainUrl.document;
+  }
+
   get state(): PageState {
     if (this.crashed) return 'crashed';
     if (!this.responsive) return 'stuck';

@@ -197,6 +197,30 @@ export function evaluatedStringPair(
   return { first: decoded, second: kept, length: second.length };
 }
 
+/**
+ * The string a command's result holds in its one field `field` (`{"outerHTML":"…"}`), kept as
+ * the JSON text Chromium wrote, with its length in UTF-16 units; null when the reply has any
+ * other shape (an error, more fields), which the caller then reads in full.
+ */
+export function resultString(
+  reply: WireReply,
+  field: string,
+): { text: Buffer; length: number } | null {
+  const head = `{"id":${reply.id},"result":{"${field}":`;
+  const tail = `},"sessionId":"${reply.sessionId}"}`;
+  const { bytes } = reply;
+  const end = bytes.length - tail.length;
+  if (end <= head.length) return null;
+  if (bytes.toString('latin1', 0, head.length) !== head) return null;
+  if (bytes.toString('latin1', end) !== tail) return null;
+  const value = bytes.subarray(head.length, end);
+  // Chromium escapes everything beyond ASCII; raw UTF-8 would be searched as decoded text.
+  const text = isAscii(value) ? value : value.toString('utf8');
+  const scanned = scanJsonString(text, 0);
+  if (!scanned || scanned.end !== text.length - 1) return null;
+  return { text: value, length: scanned.length };
+}
+
 function charAt(text: string | Buffer, i: number): string {
   if (typeof text === 'string') return text.charAt(i);
   const code = text[i];
