@@ -5,6 +5,7 @@ import { startXvfb } from '@persona-browser/xvfb';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
 import { findBrowserBinary } from '../src/browser/launch';
 import { Navigator } from '../src/browser/navigator';
+import type { PoolHooks } from '../src/browser/page-pool';
 import type { Logger } from '@persona-browser/service-kit';
 
 export interface InProcessBrowser {
@@ -16,7 +17,10 @@ export interface InProcessBrowser {
  * The worker's navigator in the test's own process, on a real headed Chromium under its own
  * Xvfb: for tests that drive the browser layer directly (no HTTP in between).
  */
-export async function startInProcessBrowser(logger: Logger): Promise<InProcessBrowser> {
+export async function startInProcessBrowser(
+  logger: Logger,
+  hooks?: PoolHooks,
+): Promise<InProcessBrowser> {
   const display: VirtualDisplay = await startXvfb();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-inprocess-'));
   const navigator = new Navigator({
@@ -25,6 +29,7 @@ export async function startInProcessBrowser(logger: Logger): Promise<InProcessBr
     display: display.display,
     slowmoMs: 0,
     logger,
+    hooks,
   });
   await navigator.start();
   return {

@@ -102,3 +102,23 @@ test('a page made in the startup tab and one in a tab of its own look alike to t
   await w.call('DELETE', '/api/v1/ops/c/destroy-page');
   await w.call('DELETE', '/api/v1/ops/d/destroy-page');
 });
+
+test('a page destroyed while another is made leaves the window with the pool’s page and no blank tab beside it', async () => {
+  for (let round = 0; round < 3; round += 1) {
+    const [old, next] = [`old${round}`, `next${round}`];
+    expect(
+      (await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: old } })).status,
+    ).toBe(200);
+    // The new page's tab is being opened while the last page goes.
+    const [made, destroyed] = await Promise.all([
+      w.call('POST', '/api/v1/ops/create-page', { body: { page_id: next } }),
+      w.call('DELETE', `/api/v1/ops/${old}/destroy-page`),
+    ]);
+    expect([made.status, destroyed.status]).toEqual([200, 200]);
+    expect(await tabs()).toEqual(['about:blank']);
+    expect(await titleAfterVisit(next, next)).toBe('Second page');
+    expect(await tabs()).toEqual([`${site.url}/second?${next}`]);
+    expect((await w.call('DELETE', `/api/v1/ops/${next}/destroy-page`)).status).toBe(200);
+    expect(await tabs()).toEqual(['about:blank']);
+  }
+});

@@ -104,9 +104,14 @@ export class PagePool {
         managed.markClosed();
         this.hooks.onPageClosed?.(id);
       });
+      await this.dropSpare();
       return managed;
     } catch (err) {
-      // No half-made tab outside the pool: close what was opened, then say why.
+      // No half-made tab outside the pool: close what was opened, then say why. The window
+      // keeps a tab: a blank one opens first when that was its last.
+      if (page && this.pages.size === 0 && !this.spare) {
+        this.spare = await this.browser.newPage().catch(() => null);
+      }
       await page?.close().catch(() => undefined);
       if (err instanceof ApiError) throw err;
       throw new BadRequest(`Page could not be created: ${errorMessage(err)}`, id);
@@ -124,6 +129,16 @@ export class PagePool {
       this.spare = await this.browser.newPage().catch(() => null);
     }
     await page.close();
+    // A page made meanwhile holds the window again.
+    await this.dropSpare();
+  }
+
+  /** Closes the blank tab kept for the window once a page of the pool holds the window. */
+  private async dropSpare(): Promise<void> {
+    const spare = this.spare;
+    if (this.pages.size === 0 || !spare) return;
+    this.spare = null;
+    await spare.close().catch(() => undefined);
   }
 
   private takeSpare(): Page | null {
