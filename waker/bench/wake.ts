@@ -8,7 +8,7 @@
  *   - memory: host memory added per always-on persona, and where it goes inside one container
  *     (proportional set size of each process, grouped by program).
  * Env: PERSONA_IMAGE (else the image built from this checkout), RUNS (5), SAMPLES (400),
- * BENCH_SECTIONS (a comma list of docker,paused,process,memory; all by default).
+ * FLEET_SECTIONS (a comma list of docker,paused,process,memory; all by default).
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -20,10 +20,10 @@ import { ROOT, freePort, makePersonas, sleep, startWaker } from '@persona-browse
 
 const RUNS = Number(process.env.RUNS ?? 5);
 const SECTIONS = ['docker', 'paused', 'process', 'memory'];
-const only = process.env.BENCH_SECTIONS?.split(',').filter(Boolean) ?? SECTIONS;
+const only = process.env.FLEET_SECTIONS?.split(',').filter(Boolean) ?? SECTIONS;
 const unknown = only.filter((s) => !SECTIONS.includes(s));
 if (unknown.length > 0) {
-  throw new Error(`unknown BENCH_SECTIONS ${unknown.join(', ')}; known: ${SECTIONS.join(', ')}`);
+  throw new Error(`unknown FLEET_SECTIONS ${unknown.join(', ')}; known: ${SECTIONS.join(', ')}`);
 }
 const wanted = (section: string): boolean => only.includes(section);
 const SAMPLES = Number(process.env.SAMPLES ?? 400);
