@@ -17,6 +17,12 @@ elif [ "${1:-}" = node ] && [[ "${2:-}" == *worker/dist/main.js ]]; then
 fi
 [ "$is_worker" -eq 1 ] || exec "$@"
 
+# glibc gives each thread that mallocs an arena of its own (up to 8 per core), which keeps its
+# freed memory: node's threads held 7.7 MB in them in an idle worker. Two arenas: 3.5 MB less
+# (PSS of an idle container's node, one container measured against MALLOC_ARENA_MAX=64). Chromium
+# allocates through its own PartitionAlloc; the worker's child processes inherit the setting.
+export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
+
 export PERSONA_DIR="${PERSONA_DIR:-/persona}"
 mkdir -p "$PERSONA_DIR"
 

@@ -139,8 +139,16 @@ export function createApp(deps: AppDeps): express.Express {
   const api = express.Router();
   mount(api, routes, { navigator: deps.navigator, auth: new Authenticator(deps.serviceKey) });
   app.use(api);
-  let openApi: Record<string, unknown> | null = null;
-  app.use(docsRouter(() => (openApi ??= buildOpenApi(routes, deps.version))));
+  let openApi: Promise<Record<string, unknown>> | null = null;
+  app.use(
+    docsRouter(
+      () =>
+        (openApi ??= buildOpenApi(routes, deps.version).catch((err: unknown) => {
+          openApi = null;
+          throw err;
+        })),
+    ),
+  );
   if (deps.live) app.use(deps.live.router());
   if (deps.cdp) app.use(deps.cdp.router());
   if (deps.mcp) app.use(deps.mcp.router());

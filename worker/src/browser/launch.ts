@@ -118,6 +118,10 @@ export function chromiumArgs(opts: { window?: WorkArea; gpu?: 'dri' | null } = {
     // Start-up connections to Google's services are refused on closed networks, many times over.
     '--disable-background-networking',
     '--disable-component-update',
+    // No crash handler: Debian's Chromium starts two crashpad processes (one watching the
+    // other) for reports nothing uploads; 1.2 MB of a persona (npm run bench, memory, PSS of
+    // the browser's group). Invisible to pages; a crash still ends the browser as before.
+    '--disable-crashpad-for-testing',
     '--no-first-run',
     '--no-default-browser-check',
     '--disable-sync',

@@ -43,11 +43,11 @@ export const localOnly: express.RequestHandler = (_req, res, next) => {
 };
 
 /** OpenAPI JSON, Swagger UI and ReDoc, every asset served from node_modules (no CDN). */
-export function docsRouter(openApi: () => Record<string, unknown>): Router {
+export function docsRouter(openApi: () => Promise<Record<string, unknown>>): Router {
   const router = express.Router();
   router.use(['/docs', '/redoc'], localOnly);
-  router.get(['/openapi.json', '/api/v1/openapi.json'], (_req, res) => {
-    res.json(openApi());
+  router.get(['/openapi.json', '/api/v1/openapi.json'], (_req, res, next) => {
+    openApi().then((doc) => res.json(doc), next);
   });
   router.get('/docs', (_req, res) => {
     res.type('html').send(swaggerPage);

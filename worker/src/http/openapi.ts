@@ -1,5 +1,5 @@
 import type Joi from 'joi';
-import parse from 'joi-to-json';
+import type joiToJson from 'joi-to-json';
 import { isRecord } from '@persona-browser/service-kit';
 import type { RouteInfo } from './route';
 import { authError, errorEnvelope } from './schemas';
@@ -21,7 +21,14 @@ function openFields(node: unknown): unknown {
   return out;
 }
 
+/**
+ * joi-to-json, loaded when the document is first asked for: with the whole of lodash behind it,
+ * it held about 2 MB of an idle worker's heap that most workers never use.
+ */
+let parse: typeof joiToJson | null = null;
+
 function toSchema(schema: Joi.Schema): Json {
+  if (!parse) throw new Error('toSchema before buildOpenApi loaded joi-to-json');
   const out = openFields(parse(schema, 'open-api'));
   if (!isRecord(out)) throw new Error('joi-to-json made no schema object');
   return out;
@@ -88,7 +95,11 @@ function responses(route: RouteInfo<unknown, unknown>): Json {
 }
 
 /** The OpenAPI 3 document, built from the same joi schemas that validate the requests. */
-export function buildOpenApi(routes: RouteInfo<unknown, unknown>[], version: string): Json {
+export async function buildOpenApi(
+  routes: RouteInfo<unknown, unknown>[],
+  version: string,
+): Promise<Json> {
+  parse ??= (await import('joi-to-json')).default;
   const paths: Record<string, Json> = {};
   for (const route of routes) {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
