@@ -41,8 +41,8 @@ interface TitleAndHtml {
 
 /**
  * A read whose HTML is at least this long (UTF-16 units) learns its document's node, so that
- * the next read of the same document serialises it in C++ and skips the script: on a ~200 kB
- * page a quarter of the read's time. A smaller page reads as fast either way.
+ * the next read of the same document is serialised by the browser with no script (the bench's
+ * `content` section times both reads). A smaller page reads as fast either way.
  */
 const LEARN_FROM_LENGTH = 16_384;
 
