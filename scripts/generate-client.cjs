@@ -23,7 +23,7 @@ const OUT = path.join(ROOT, 'client', 'src', 'generated', 'api.ts');
 const WORKER_DIST = path.join(ROOT, 'worker', 'dist');
 
 /** The OpenAPI document of the current route tables and plugins, as the worker builds it. */
-function buildDocument() {
+async function buildDocument() {
   const need = (file) => {
     const full = path.join(WORKER_DIST, file);
     if (!fs.existsSync(full)) throw new Error(`${full} is missing: run npm run build first`);
@@ -77,7 +77,7 @@ async function main(argv) {
   if (at >= 0 && !documentFile) throw new Error('--document needs a file');
   const document = documentFile
     ? JSON.parse(fs.readFileSync(documentFile, 'utf8'))
-    : buildDocument();
+    : await buildDocument();
   if (argv.includes('--print-document')) {
     process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
     return 0;
