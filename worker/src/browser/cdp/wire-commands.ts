@@ -206,14 +206,8 @@ export function resultString(
   reply: WireReply,
   field: string,
 ): { text: Buffer; length: number } | null {
-  const head = `{"id":${reply.id},"result":{"${field}":`;
-  const tail = `},"sessionId":"${reply.sessionId}"}`;
-  const { bytes } = reply;
-  const end = bytes.length - tail.length;
-  if (end <= head.length) return null;
-  if (bytes.toString('latin1', 0, head.length) !== head) return null;
-  if (bytes.toString('latin1', end) !== tail) return null;
-  const value = bytes.subarray(head.length, end);
+  const value = between(reply, `{"id":${reply.id},"result":{"${field}":`, '}');
+  if (!value || value.length === 0) return null;
   // Chromium escapes everything beyond ASCII; raw UTF-8 would be searched as decoded text.
   const text = isAscii(value) ? value : value.toString('utf8');
   const scanned = scanJsonString(text, 0);
@@ -237,8 +231,15 @@ function slice(text: string | Buffer, start: number, end: number): string {
  * caller to check: a reply with more fields after the value ends the same way.
  */
 function evaluatedValueText(reply: WireReply, type: 'string' | 'object'): Buffer | null {
-  const head = `{"id":${reply.id},"result":{"result":{"type":"${type}","value":`;
-  const tail = `}},"sessionId":"${reply.sessionId}"}`;
+  return between(reply, `{"id":${reply.id},"result":{"result":{"type":"${type}","value":`, '}}');
+}
+
+/**
+ * The reply's bytes between `head` at its start and `close` followed by the session's end at
+ * its end (`…},"sessionId":"…"}`), or null when it does not begin and end so.
+ */
+function between(reply: WireReply, head: string, close: string): Buffer | null {
+  const tail = `${close},"sessionId":"${reply.sessionId}"}`;
   const { bytes } = reply;
   const end = bytes.length - tail.length;
   if (end < head.length) return null;
