@@ -14,14 +14,24 @@ const status = {
   available_pages: 0,
 };
 
+// ECHO_PING_FAILS=N: the first N pings are answered 503, as a worker still busy starting might.
+let pingFails = Number(process.env.ECHO_PING_FAILS ?? 0);
+const commit = process.env.COMMIT_INFO ? JSON.parse(process.env.COMMIT_INFO) : null;
+
 const server = http.createServer((req, res) => {
   let body;
+  if (req.url === '/api/v1/system/ping' && pingFails > 0) {
+    pingFails -= 1;
+    res.writeHead(503, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { code: 'NOT_READY', message: 'starting' } }));
+    return;
+  }
   if (req.url === '/api/v1/system/status') body = status;
   else if (req.url === '/api/v1/system/ping')
     body = {
       pong: Date.now(),
       status: 'alive',
-      commit: null,
+      commit,
       persona: process.env.PB_WAKER_PERSONA ?? null,
       activity: { in_flight: 0, idle_seconds: 0 },
       proxy_errors: null,

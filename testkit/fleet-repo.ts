@@ -146,8 +146,26 @@ export const BREAK = {
     ),
 };
 
+/** The worker's ping route (worker/src/routes/system.ts), whose answers a commit may slow. */
+export const PING_ROUTE = 'worker/src/routes/system.ts';
+
+/**
+ * The worker answers its first ping after 8 s (later ones after the usual 2 s), as a worker
+ * busy just after its start might: the waker's own read of the commit comes in last.
+ */
+export const lateFirstPing = (src: string): string =>
+  replaceOnce(
+    replaceOnce(
+      src,
+      'export const PING_DELAY_MS = 2_000;\n',
+      'export const PING_DELAY_MS = 2_000;\nlet pingsAnswered = 0;\n',
+    ),
+    '        await sleep(about(PING_DELAY_MS));\n',
+    '        await sleep(pingsAnswered++ === 0 ? 8_000 : about(PING_DELAY_MS));\n',
+  );
+
 function replaceOnce(src: string, from: string, to: string): string {
-  if (!src.includes(from)) throw new Error(`worker/src/main.ts no longer holds: ${from}`);
+  if (!src.includes(from)) throw new Error(`the worker's source no longer holds: ${from}`);
   return src.replace(from, to);
 }
 

@@ -77,6 +77,8 @@ export async function healthGate(o: GateOptions): Promise<GateResult> {
   const seen = new Map<string, string>();
   /** Each persona's crashes seen, by when each began. */
   const crashes = new Map<string, Set<string>>();
+  /** Personas that answer on the commit while the waker's list does not show it yet. */
+  const unlisted = new Set<string>();
   // A holder, not a variable: the exit is set from a callback the compiler does not follow.
   const ended: { exit: WakerExit | null } = { exit: null };
   void o.wakerEnded?.then((e) => {
@@ -109,7 +111,17 @@ export async function healthGate(o: GateOptions): Promise<GateResult> {
           }),
       );
       const missing = personas.filter((p) => !healthy.has(p.name));
-      if (missing.length === 0) return { ok: true, personas: [...healthy] };
+      // The waker reads a worker's commit with a ping of its own, which may still be under way:
+      // the gate passes once the waker's list says the same, so a look at it after the update
+      // never shows the commit unknown.
+      unlisted.clear();
+      for (const p of personas) {
+        if (!healthy.has(p.name) || p.commit?.hash === o.hash) continue;
+        unlisted.add(p.name);
+        const listed = p.commit ? `commit ${p.commit.hash.slice(0, 12)}` : 'no commit yet';
+        seen.set(p.name, `answers, but the waker's list shows ${listed}`);
+      }
+      if (missing.length === 0 && unlisted.size === 0) return { ok: true, personas: [...healthy] };
       for (const p of missing) {
         if (p.state !== 'crashed') continue;
         const times = crashes.get(p.name) ?? new Set<string>();
@@ -132,7 +144,7 @@ export async function healthGate(o: GateOptions): Promise<GateResult> {
   const why =
     waker ||
     [...seen]
-      .filter(([name]) => !healthy.has(name))
+      .filter(([name]) => !healthy.has(name) || unlisted.has(name))
       .map(([name, what]) => `${name} ${what}`)
       .join('; ');
   return {

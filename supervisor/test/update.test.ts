@@ -1,12 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { PingResult, SupervisorStatus } from '@persona-browser/contracts';
+import type { PersonaList, PingResult, SupervisorStatus } from '@persona-browser/contracts';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { fleetPids } from '@persona-browser/testkit/fleet-procs';
 import {
   BREAK,
   KEY,
+  PING_ROUTE,
   ROOT,
+  lateFirstPing,
   marked,
   call,
   freePort,
@@ -30,13 +32,19 @@ const original = fs.readFileSync(path.join(ROOT, MAIN), 'utf8');
 /** The worker's start-up step that launches its browser. */
 const LAUNCH = 'worker/src/startup/browser-steps.ts';
 const launchOriginal = fs.readFileSync(path.join(ROOT, LAUNCH), 'utf8');
+const pingRoute = fs.readFileSync(path.join(ROOT, PING_ROUTE), 'utf8');
 
 /**
  * Pushes a commit of the product as it is with `change` on top: the files a bad commit broke
  * are put back in every later one, so no test inherits an earlier test's break.
  */
 const push = (message: string, change: Record<string, string>): string =>
-  repo.push(message, { [MAIN]: original, [LAUNCH]: launchOriginal, ...change });
+  repo.push(message, {
+    [MAIN]: original,
+    [LAUNCH]: launchOriginal,
+    [PING_ROUTE]: pingRoute,
+    ...change,
+  });
 
 let repo: FleetRepo;
 let sup: RunningSupervisor;
@@ -114,10 +122,18 @@ test('the fleet comes up on the checkout and its commit is the healthy one', asy
 
 test('a good commit pushed is fetched, built, restarted and passes the gate', async () => {
   await settled();
-  const good = push('Worker: a comment', { [MAIN]: marked(original, 'update one') });
+  // Its worker answers the first ping, the waker's own read of its commit, late.
+  const good = push('Worker: a comment', {
+    [MAIN]: marked(original, 'update one'),
+    [PING_ROUTE]: lateFirstPing(pingRoute),
+  });
   const s = await sup.waitFor('updated', updatedTo(good, 'ok'));
   expect(repo.head()).toBe(good);
   expect(s.healthy_commit).toBe(good);
+  // The waker's list agrees as soon as the update has ended: its own read of the worker's commit
+  // is part of the gate, though it came in after the gate's own ping.
+  const list = await call<PersonaList>(`http://127.0.0.1:${sup.wakerPort}/api/personas`);
+  expect(list.body.personas.map((p) => [p.name, p.commit?.hash])).toEqual([['ann', good]]);
   expect(await pingHash()).toBe(good);
   // The lock file did not change: no install; the rest ran and was timed.
   expect(s.last_update?.timings.install).toBeUndefined();

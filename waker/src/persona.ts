@@ -402,6 +402,9 @@ export class Persona {
     }
     if (checkHealth && this.state === 'running' && !worker.paused) {
       const handle = worker.handle;
+      // A first ping that failed (a worker slow just after start) left the commit unknown: the
+      // health checks read it again until it answers, so the list never shows null for good.
+      if (this.commit === null && !this.pings.busy) this.readCommit(handle);
       this.identity.readProxyErrors(
         this.pings,
         handle.address,

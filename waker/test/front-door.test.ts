@@ -201,6 +201,28 @@ describe('front door failures', () => {
     }
   });
 
+  test('a commit the first ping could not read is read again by the health checks', async () => {
+    const port = await freePort();
+    const { personasDir, root } = makePersonas({ late: `PORT=${port}\nMODE=always-on\n` });
+    const commit = { hash: 'a'.repeat(40), subject: 'A commit', date: '2026-11-27T00:00:00.000Z' };
+    // The stand-in answers its first two pings 503: the one at start and the first check's.
+    const fleet = fleetOf(personasDir, `fdcommit${process.pid}`, ECHO, {
+      workerEnv: { ECHO_PING_FAILS: '2' },
+      commit,
+      healthEvery: 1,
+    });
+    await fleet.start();
+    try {
+      await waitFor(() => fleet.get('late').state === 'running', 10_000);
+      expect(fleet.get('late').commit).toBeNull();
+      await waitFor(() => fleet.get('late').commit !== null, 10_000);
+      expect(fleet.get('late').commit).toEqual(commit);
+    } finally {
+      await fleet.stop();
+    }
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
   test('a restarted waker removes the workers its predecessor left (same fleet id)', async () => {
     const fleetId = `fdstale${process.pid}`;
     const old = makePersonas({ x: `PORT=${await freePort()}\nMODE=sleepy\nIDLE_TIMEOUT=60\n` });
