@@ -108,15 +108,18 @@ function hostMemUsedMb(): number {
   return (kb('MemTotal') - kb('MemAvailable')) / 1024;
 }
 
-/** Proportional set size of one host process, MB (0 once it is gone). */
-function pssMb(pid: number): number {
+/** One field of a host process's smaps_rollup, MB (0 once it is gone). */
+function rollupMb(pid: number, field: 'Pss' | 'Pss_Anon' | 'Pss_Shmem'): number {
   try {
     const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-    return Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0) / 1024;
+    return Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? 0) / 1024;
   } catch {
     return 0;
   }
 }
+
+/** Proportional set size of one host process, MB (0 once it is gone). */
+const pssMb = (pid: number): number => rollupMb(pid, 'Pss');
 
 /** A program's group in the breakdown: Chromium's processes by their --type, others by name. */
 function programOf(cmd: string): string {
@@ -125,8 +128,15 @@ function programOf(cmd: string): string {
   return (cmd.split(' ')[0] ?? '').split('/').pop() ?? cmd;
 }
 
-/** Where a container's memory goes: PSS per program (MB), and the total. */
-async function breakdown(name: string): Promise<Record<string, number>> {
+/**
+ * Where a container's memory goes: PSS per program (MB), and the total. `field` Pss_Anon and
+ * Pss_Shmem give the part no cache reclaim can give back (what the host's used memory counts);
+ * the rest of PSS is files (Chromium's and node's code), shared by every container of the image.
+ */
+async function breakdown(
+  name: string,
+  field: 'Pss' | 'Pss_Anon' | 'Pss_Shmem' = 'Pss',
+): Promise<Record<string, number>> {
   // dockerode types `top` as any: the shape is Docker's /containers/{id}/top reply.
   const top = (await docker.getContainer(name).top({ ps_args: '-eo pid,args' })) as {
     Titles: string[];
@@ -137,7 +147,7 @@ async function breakdown(name: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const row of top.Processes) {
     const program = programOf(row[cmdAt] ?? '');
-    out[program] = (out[program] ?? 0) + pssMb(Number(row[pidAt]));
+    out[program] = (out[program] ?? 0) + rollupMb(Number(row[pidAt]), field);
   }
   const rounded = Object.fromEntries(
     Object.entries(out)
@@ -194,13 +204,19 @@ async function memoryPerPersona(n: number): Promise<Record<string, unknown>> {
     const wakerMb = pssMb(w.proc.pid ?? 0);
     const fleet = `benchmem${process.pid}`;
     const pss: Record<string, Record<string, number>> = {};
+    const anon: Record<string, Record<string, number>> = {};
+    const shmem: Record<string, Record<string, number>> = {};
     const statsMb: number[] = [];
     for (let i = 1; i <= n; i += 1) {
       pss[`m${i}`] = await breakdown(`pb-${fleet}-m${i}`);
+      anon[`m${i}`] = await breakdown(`pb-${fleet}-m${i}`, 'Pss_Anon');
+      shmem[`m${i}`] = await breakdown(`pb-${fleet}-m${i}`, 'Pss_Shmem');
       statsMb.push(await dockerStatsMb(`pb-${fleet}-m${i}`));
     }
     return {
       pss_mb: pss,
+      anon_pss_mb: anon,
+      shmem_pss_mb: shmem,
       docker_stats_mb: statsMb,
       personas: n,
       host_used_before_mb: Math.round(before),
