@@ -23,7 +23,7 @@ const server = http.createServer((req, res) => {
   if (req.url === '/api/v1/system/ping' && pingFails > 0) {
     pingFails -= 1;
     res.writeHead(503, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: { code: 'NOT_READY', message: 'starting' } }));
+    res.end(JSON.stringify({ success: false, error: 'still starting', page_id: null }));
     return;
   }
   if (req.url === '/api/v1/system/status') body = status;

@@ -108,18 +108,25 @@ function hostMemUsedMb(): number {
   return (kb('MemTotal') - kb('MemAvailable')) / 1024;
 }
 
-/** One field of a host process's smaps_rollup, MB (0 once it is gone). */
-function rollupMb(pid: number, field: 'Pss' | 'Pss_Anon' | 'Pss_Shmem'): number {
+/** What the memory breakdown reads of each process: smaps_rollup's fields, in MB. */
+const FIELDS = ['Pss', 'Pss_Anon', 'Pss_Shmem'] as const;
+type Field = (typeof FIELDS)[number];
+
+/** Those fields of one host process, MB (0 once it is gone). */
+function rollupMb(pid: number): Record<Field, number> {
+  let rollup = '';
   try {
-    const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-    return Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? 0) / 1024;
+    rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
   } catch {
-    return 0;
+    // Gone: nothing left of it.
   }
+  const mb = (f: Field): number =>
+    Number(new RegExp(`^${f}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? 0) / 1024;
+  return { Pss: mb('Pss'), Pss_Anon: mb('Pss_Anon'), Pss_Shmem: mb('Pss_Shmem') };
 }
 
 /** Proportional set size of one host process, MB (0 once it is gone). */
-const pssMb = (pid: number): number => rollupMb(pid, 'Pss');
+const pssMb = (pid: number): number => rollupMb(pid).Pss;
 
 /** A program's group in the breakdown: Chromium's processes by their --type, others by name. */
 function programOf(cmd: string): string {
@@ -128,15 +135,22 @@ function programOf(cmd: string): string {
   return (cmd.split(' ')[0] ?? '').split('/').pop() ?? cmd;
 }
 
+/** Per program, rounded to 0.1 MB and largest first, with the total. */
+function perProgram(out: Record<string, number>): Record<string, number> {
+  const rounded = Object.fromEntries(
+    Object.entries(out)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => [k, Math.round(v * 10) / 10]),
+  );
+  return { ...rounded, total: Math.round(Object.values(out).reduce((a, b) => a + b, 0)) };
+}
+
 /**
- * Where a container's memory goes: PSS per program (MB), and the total. `field` Pss_Anon and
- * Pss_Shmem give the part no cache reclaim can give back (what the host's used memory counts);
+ * Where a container's memory goes, per program (MB): its PSS, and of that the anonymous and the
+ * shared memory, the part no cache reclaim can give back (what the host's used memory counts);
  * the rest of PSS is files (Chromium's and node's code), shared by every container of the image.
  */
-async function breakdown(
-  name: string,
-  field: 'Pss' | 'Pss_Anon' | 'Pss_Shmem' = 'Pss',
-): Promise<Record<string, number>> {
+async function breakdown(name: string): Promise<Record<Field, Record<string, number>>> {
   // dockerode types `top` as any: the shape is Docker's /containers/{id}/top reply.
   const top = (await docker.getContainer(name).top({ ps_args: '-eo pid,args' })) as {
     Titles: string[];
@@ -144,17 +158,17 @@ async function breakdown(
   };
   const pidAt = top.Titles.indexOf('PID');
   const cmdAt = top.Titles.findIndex((t) => t === 'COMMAND' || t === 'CMD');
-  const out: Record<string, number> = {};
+  const out: Record<Field, Record<string, number>> = { Pss: {}, Pss_Anon: {}, Pss_Shmem: {} };
   for (const row of top.Processes) {
     const program = programOf(row[cmdAt] ?? '');
-    out[program] = (out[program] ?? 0) + rollupMb(Number(row[pidAt]), field);
+    const mb = rollupMb(Number(row[pidAt]));
+    for (const f of FIELDS) out[f][program] = (out[f][program] ?? 0) + mb[f];
   }
-  const rounded = Object.fromEntries(
-    Object.entries(out)
-      .sort((a, b) => b[1] - a[1])
-      .map(([k, v]) => [k, Math.round(v * 10) / 10]),
-  );
-  return { ...rounded, total: Math.round(Object.values(out).reduce((a, b) => a + b, 0)) };
+  return {
+    Pss: perProgram(out.Pss),
+    Pss_Anon: perProgram(out.Pss_Anon),
+    Pss_Shmem: perProgram(out.Pss_Shmem),
+  };
 }
 
 /** A container's memory as `docker stats` shows it: usage less its inactive file cache, MB. */
@@ -208,9 +222,10 @@ async function memoryPerPersona(n: number): Promise<Record<string, unknown>> {
     const shmem: Record<string, Record<string, number>> = {};
     const statsMb: number[] = [];
     for (let i = 1; i <= n; i += 1) {
-      pss[`m${i}`] = await breakdown(`pb-${fleet}-m${i}`);
-      anon[`m${i}`] = await breakdown(`pb-${fleet}-m${i}`, 'Pss_Anon');
-      shmem[`m${i}`] = await breakdown(`pb-${fleet}-m${i}`, 'Pss_Shmem');
+      const b = await breakdown(`pb-${fleet}-m${i}`);
+      pss[`m${i}`] = b.Pss;
+      anon[`m${i}`] = b.Pss_Anon;
+      shmem[`m${i}`] = b.Pss_Shmem;
       statsMb.push(await dockerStatsMb(`pb-${fleet}-m${i}`));
     }
     return {
