@@ -10,8 +10,8 @@ set -euo pipefail
 is_worker=0
 if [ "${1:-}" = worker ]; then
   is_worker=1
-  # V8's young generation capped as WORKER_NODE_FLAGS says (contracts/src/process.ts).
-  set -- node --max-semi-space-size=2 /app/worker/dist/main.js "${@:2}"
+  # V8's switches as WORKER_NODE_FLAGS says (contracts/src/process.ts).
+  set -- node --max-semi-space-size=2 --v8-pool-size=1 /app/worker/dist/main.js "${@:2}"
 elif [ "${1:-}" = node ] && [[ "${2:-}" == *worker/dist/main.js ]]; then
   is_worker=1
 fi

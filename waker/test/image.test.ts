@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { WORKER_NODE_FLAGS } from '@persona-browser/contracts';
 import {
   STOP_TIMEOUT_S,
   containerLogs,
@@ -193,6 +194,8 @@ describe('persona image', () => {
         const worker = procs.find((p) => p.argv.some((a) => a.endsWith('worker/dist/main.js')));
         expect(worker).toBeDefined();
         expect(worker?.uid).not.toBe(0);
+        // The image's node switches are the ones every other way of starting a worker uses.
+        expect(worker?.argv.slice(1, -1)).toEqual(WORKER_NODE_FLAGS);
         const chromium = procs.filter((p) => /chromium/.test(p.argv[0] ?? ''));
         const browser = chromium.find((p) => !p.argv.some((a) => a.startsWith('--type=')));
         const renderers = chromium.filter((p) => p.argv.includes('--type=renderer'));

@@ -56,6 +56,17 @@ export const DEFAULT_WINDOW: WorkArea = workAreaFor(desktopPanels(null));
 export const STEALTH_EVASIONS: readonly string[] = ['navigator.webdriver'];
 
 /**
+ * Without a GPU, Chromium's on-device AI model cannot run on one: said at the start
+ * (performance class 8, "GPU blocked") instead of measured. Otherwise, three minutes after the
+ * first start of each browser version on a profile, Chromium starts a helper process to rate
+ * the GPU for that model, and the helper and a sandbox broker of its own stay for as long as
+ * the browser runs (2 MB of a persona, the rest of theirs shared with the zygote they come
+ * from: `npm run bench:fleet`, memory). Its rating here ends in a class no model runs on either
+ * (7, Chromium has no model library), so the browser behaves as it would after it.
+ */
+export const NO_GPU_MODEL_CLASS: readonly string[] = ['--optimization-guide-performance-class=8'];
+
+/**
  * How the browser draws. Without a GPU (Xvfb has none): composite in software, and give WebGL
  * SwiftShader's software renderer, so pages and their workers report the same WebGL (no WebGL
  * at all is rare in real browsers). With the machine's render node (`GPU=dri`, /dev/dri passed
@@ -74,7 +85,7 @@ export function graphicsArgs(gpu: 'dri' | null): string[] {
       '--enable-gpu-rasterization',
     ];
   }
-  return ['--disable-gpu', '--enable-unsafe-swiftshader'];
+  return ['--disable-gpu', '--enable-unsafe-swiftshader', ...NO_GPU_MODEL_CLASS];
 }
 
 /** The switches that place the window maximised on the desktop's work area. */
