@@ -6,8 +6,10 @@
  *   - proxy overhead: status p50/p99 through the waker's port versus straight to the worker.
  * Build and run: npx tsc -b && npx tsc -p waker/tsconfig.bench.json && node waker/dist-bench/bench/wake.js
  *   - memory: host memory added per always-on persona, and where it goes inside one container
- *     (proportional set size of each process, grouped by program).
+ *     (proportional set size of each process, grouped by program), read once the personas have
+ *     been awake MEMORY_AWAKE_S (240): Chromium starts some helpers minutes after its start.
  * Env: PERSONA_IMAGE (else the image built from this checkout), RUNS (5), SAMPLES (400),
+ * MEMORY_PERSONAS (3), MEMORY_AWAKE_S (240),
  * FLEET_SECTIONS (a comma list of docker,paused,process,memory; all by default).
  */
 import fs from 'node:fs';
@@ -183,10 +185,10 @@ async function dockerStatsMb(name: string): Promise<number> {
 
 /**
  * Host memory added per running persona: MEMORY_PERSONAS always-on containers, each with its
- * blank page, against the host before the waker started (median of readings over 10 s each);
- * per_container_mb leaves out the waker's own process.
+ * blank page and awake for `awakeS` seconds, against the host before the waker started (median
+ * of readings over 10 s each); per_container_mb leaves out the waker's own process.
  */
-async function memoryPerPersona(n: number): Promise<Record<string, unknown>> {
+async function memoryPerPersona(n: number, awakeS: number): Promise<Record<string, unknown>> {
   imageTag ??= process.env.PERSONA_IMAGE ?? (await ensurePersonaImage());
   const settle = async (): Promise<number> => {
     const xs: number[] = [];
@@ -211,9 +213,11 @@ async function memoryPerPersona(n: number): Promise<Record<string, unknown>> {
     PERSONA_IMAGE: imageTag,
     LOG_LEVEL: 'warn',
   });
+  const started = Date.now();
   try {
     for (let i = 1; i <= n; i += 1) await w.waitState(`m${i}`, 'running', 120_000);
-    await sleep(10_000);
+    await sleep(Math.max(10_000, awakeS * 1000 - (Date.now() - started)));
+    const awakeFor = Math.round((Date.now() - started) / 1000);
     const after = await settle();
     const wakerMb = pssMb(w.proc.pid ?? 0);
     const fleet = `benchmem${process.pid}`;
@@ -234,6 +238,7 @@ async function memoryPerPersona(n: number): Promise<Record<string, unknown>> {
       shmem_pss_mb: shmem,
       docker_stats_mb: statsMb,
       personas: n,
+      awake_s: awakeFor,
       host_used_before_mb: Math.round(before),
       host_used_after_mb: Math.round(after),
       waker_pss_mb: Math.round(wakerMb),
@@ -313,7 +318,10 @@ async function main(): Promise<void> {
     }
   }
   if (wanted('memory')) {
-    report.memory = await memoryPerPersona(Number(process.env.MEMORY_PERSONAS ?? 3));
+    report.memory = await memoryPerPersona(
+      Number(process.env.MEMORY_PERSONAS ?? 3),
+      Number(process.env.MEMORY_AWAKE_S ?? 240),
+    );
   }
   agent.destroy();
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
