@@ -34,7 +34,7 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
  * idle: capped at 2 MB each, an idle worker holds 47 MB instead of 80 (`npm run bench`, memory).
  * One V8 background thread instead of four (for garbage collection and compiling off the main
  * thread), each of which kept memory of its own: node's anonymous memory in an idle container
- * 35-36 MB instead of 36-38 (`npm run bench:fleet`, memory); the worker's JavaScript is light
- * next to the browser it drives.
+ * a median 35.7 MB instead of 36.7 (`npm run bench:fleet`, memory); the worker's JavaScript is
+ * light next to the browser it drives.
  */
 export const WORKER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--v8-pool-size=1'];

@@ -61,10 +61,10 @@ export const STEALTH_EVASIONS: readonly string[] = ['navigator.webdriver'];
  * first start of each browser version on a profile, Chromium starts a helper process to rate
  * the GPU for that model, and the helper and a sandbox broker of its own stay for as long as
  * the browser runs (2 MB of a persona, the rest of theirs shared with the zygote they come
- * from: `npm run bench:fleet`, memory). Its rating here ends in a class no model runs on either
- * (7, Chromium has no model library), so the browser behaves as it would after it.
+ * from: `npm run bench:fleet`, memory). Its own rating here ends in class 7, on which no model
+ * runs either, so the browser behaves as it would after it.
  */
-export const NO_GPU_MODEL_CLASS: readonly string[] = ['--optimization-guide-performance-class=8'];
+const NO_GPU_MODEL_CLASS: readonly string[] = ['--optimization-guide-performance-class=8'];
 
 /**
  * How the browser draws. Without a GPU (Xvfb has none): composite in software, and give WebGL
