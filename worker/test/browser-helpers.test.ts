@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Browser } from 'puppeteer-core';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
 import { startXvfb } from '@persona-browser/xvfb';
-import { descendantsOf } from '@persona-browser/testkit/procs';
+import { cmdlineOf, descendantsOf } from '@persona-browser/testkit/procs';
 import { browserProcess } from '../src/browser/cdp/chromium-launcher';
 import { findBrowserBinary, launchBrowser } from '../src/browser/launch';
 
@@ -51,13 +51,7 @@ async function start(extraArgs: string[]): Promise<{ browser: Browser; profile: 
 function commandLines(browser: Browser): string[] {
   const root = browserProcess(browser)?.pid;
   if (!root) throw new Error('no browser process');
-  return descendantsOf(root).flatMap((pid) => {
-    try {
-      return [fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')];
-    } catch {
-      return [];
-    }
-  });
+  return descendantsOf(root).map(cmdlineOf);
 }
 
 /** Whether the helper runs within `ms`, looked for every half second. */
