@@ -29,6 +29,11 @@ function allPids(): number[] {
     .map(Number);
 }
 
+/** The parent of a live process (a container's first process: its containerd shim), or null. */
+export function parentOf(pid: number): number | null {
+  return statOf(pid)?.ppid ?? null;
+}
+
 export function isAlive(pid: number): boolean {
   const stat = statOf(pid);
   return stat !== null && !stat.zombie;
@@ -94,4 +99,53 @@ export function removeDisplayFiles(display: string, pid: number): void {
     .split('\n')
     .some((line) => line.endsWith(socket));
   if (!listening) fs.rmSync(socket, { force: true });
+}
+
+/** The memory cgroup folder of a process, cgroup v1 or v2; null when it has none. */
+function memoryCgroupOf(pid: number): string | null {
+  const lines = (readOr(`/proc/${pid}/cgroup`) ?? '').split('\n');
+  const v1 = lines.find((l) => /^\d+:([^:]*,)?memory(,[^:]*)?:/.test(l));
+  if (v1) return `/sys/fs/cgroup/memory${v1.slice(v1.lastIndexOf(':') + 1)}`;
+  const v2 = lines.find((l) => l.startsWith('0::'));
+  return v2 ? `/sys/fs/cgroup${v2.slice(3)}` : null;
+}
+
+/** Memory a cgroup holds, MB: anonymous, shared (memfd, SysV, tmpfs) and kernel memory. */
+export interface HeldMemory {
+  anon: number;
+  shmem: number;
+  kernel: number;
+}
+
+/**
+ * What the memory cgroup of `pid` (a container's) holds, from its own accounting: anonymous
+ * memory, shared memory and kernel memory (page tables, stacks, slab). File cache is left out:
+ * for a persona it is Chromium's and node's code, shared with every container of the image,
+ * and reclaimable. Null when the process or its cgroup's files are gone.
+ */
+export function cgroupHeldMb(pid: number): HeldMemory | null {
+  const dir = memoryCgroupOf(pid);
+  const stat = dir ? readOr(`${dir}/memory.stat`) : null;
+  if (!dir || stat === null) return null;
+  const field = (k: string): number | null => {
+    const m = new RegExp(`^${k} (\\d+)$`, 'm').exec(stat);
+    return m ? Number(m[1]) : null;
+  };
+  const mb = (bytes: number): number => Math.round((bytes / 1048576) * 10) / 10;
+  const v1Anon = field('total_rss');
+  if (v1Anon !== null) {
+    // cgroup v1: rss is the anonymous memory; shared memory is counted in the cache.
+    return {
+      anon: mb(v1Anon),
+      shmem: mb(field('total_shmem') ?? 0),
+      kernel: mb(Number(readOr(`${dir}/memory.kmem.usage_in_bytes`) ?? 0)),
+    };
+  }
+  const kernel =
+    field('kernel') ??
+    ['kernel_stack', 'pagetables', 'percpu', 'sock', 'vmalloc', 'slab'].reduce(
+      (acc, k) => acc + (field(k) ?? 0),
+      0,
+    );
+  return { anon: mb(field('anon') ?? 0), shmem: mb(field('shmem') ?? 0), kernel: mb(kernel) };
 }

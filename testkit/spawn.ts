@@ -107,11 +107,13 @@ function parseLog(line: string): Record<string, unknown> | null {
 /**
  * Spawns `dist/main.js` with `env` on top of this process's environment (an undefined value
  * removes a variable; DISPLAY and VNC_PORT are removed unless given, so the worker starts its
- * own display). Resolves once the worker logs the port it listens on.
+ * own display), and node started with `nodeFlags` (the image's, by default). Resolves once the
+ * worker logs the port it listens on.
  */
 export async function spawnWorker(
   env: Record<string, string | undefined>,
   listenTimeoutMs = 30_000,
+  nodeFlags: readonly string[] = WORKER_NODE_FLAGS,
 ): Promise<WorkerProcess> {
   const full: Record<string, string | undefined> = {
     ...process.env,
@@ -121,7 +123,7 @@ export async function spawnWorker(
   };
   for (const k of Object.keys(full)) if (full[k] === undefined) delete full[k];
   const spawnedAt = performance.now();
-  const proc = spawn(process.execPath, [...WORKER_NODE_FLAGS, WORKER_MAIN], {
+  const proc = spawn(process.execPath, [...nodeFlags, WORKER_MAIN], {
     env: full,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -5,9 +5,10 @@
  *   - wake from a paused container (WAKER_PAUSE_SECONDS);
  *   - proxy overhead: status p50/p99 through the waker's port versus straight to the worker.
  * Build and run: npx tsc -b && npx tsc -p waker/tsconfig.bench.json && node waker/dist-bench/bench/wake.js
- *   - memory: host memory added per always-on persona, and where it goes inside one container
- *     (proportional set size of each process, grouped by program), read once the personas have
- *     been awake MEMORY_AWAKE_S (240): Chromium starts some helpers minutes after its start.
+ *   - memory: host memory added per always-on persona, what each container holds by its memory
+ *     cgroup (and its containerd shim), and where it goes inside one container (proportional set
+ *     size of each process, grouped by program), read once the personas have been awake
+ *     MEMORY_AWAKE_S (240): Chromium starts some helpers minutes after its start.
  * Env: PERSONA_IMAGE (else the image built from this checkout), RUNS (5), SAMPLES (400),
  * MEMORY_PERSONAS (3), MEMORY_AWAKE_S (240),
  * FLEET_SECTIONS (a comma list of docker,paused,process,memory; all by default).
@@ -17,6 +18,7 @@ import http from 'node:http';
 import os from 'node:os';
 import Docker from 'dockerode';
 import { ensurePersonaImage } from '@persona-browser/testkit/image';
+import { cgroupHeldMb, parentOf } from '@persona-browser/testkit/procs';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
 import { ROOT, freePort, makePersonas, sleep, startWaker } from '@persona-browser/testkit/waker';
 
@@ -186,7 +188,9 @@ async function dockerStatsMb(name: string): Promise<number> {
 /**
  * Host memory added per running persona: MEMORY_PERSONAS always-on containers, each with its
  * blank page and awake for `awakeS` seconds, against the host before the waker started (median
- * of readings over 10 s each); per_container_mb leaves out the waker's own process.
+ * of readings over 10 s each); per_container_mb leaves out the waker's own process. That count
+ * moves with the host's caches and daemons; held_mb does not: what each container holds by its
+ * own memory cgroup (anonymous, shared and kernel memory) and its containerd shim.
  */
 async function memoryPerPersona(n: number, awakeS: number): Promise<Record<string, unknown>> {
   imageTag ??= process.env.PERSONA_IMAGE ?? (await ensurePersonaImage());
@@ -224,18 +228,31 @@ async function memoryPerPersona(n: number, awakeS: number): Promise<Record<strin
     const pss: Record<string, Record<string, number>> = {};
     const anon: Record<string, Record<string, number>> = {};
     const shmem: Record<string, Record<string, number>> = {};
+    const held: Record<string, Record<string, number>> = {};
     const statsMb: number[] = [];
     for (let i = 1; i <= n; i += 1) {
-      const b = await breakdown(`pb-${fleet}-m${i}`);
+      const name = `pb-${fleet}-m${i}`;
+      const b = await breakdown(name);
       pss[`m${i}`] = b.Pss;
       anon[`m${i}`] = b.Pss_Anon;
       shmem[`m${i}`] = b.Pss_Shmem;
-      statsMb.push(await dockerStatsMb(`pb-${fleet}-m${i}`));
+      statsMb.push(await dockerStatsMb(name));
+      const pid = (await docker.getContainer(name).inspect()).State.Pid;
+      const cg = cgroupHeldMb(pid);
+      const shim = rollupMb(parentOf(pid) ?? 0);
+      const shimMb = Math.round((shim.Pss_Anon + shim.Pss_Shmem) * 10) / 10;
+      if (cg) {
+        const total = cg.anon + cg.shmem + cg.kernel + shimMb;
+        held[`m${i}`] = { ...cg, shim: shimMb, total: Math.round(total * 10) / 10 };
+      }
     }
+    const heldTotals = Object.values(held).map((h) => h.total ?? 0);
     return {
       pss_mb: pss,
       anon_pss_mb: anon,
       shmem_pss_mb: shmem,
+      held_mb: held,
+      held_total_mb: heldTotals.length > 0 ? stats(heldTotals) : null,
       docker_stats_mb: statsMb,
       personas: n,
       awake_s: awakeFor,

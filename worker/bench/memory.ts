@@ -1,4 +1,7 @@
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { WORKER_NODE_FLAGS } from '@persona-browser/contracts';
 import { cmdlineOf, descendantsOf, pidsMatching } from '@persona-browser/testkit/procs';
 import { RfbClient } from '@persona-browser/testkit/rfb-client';
 import type { BenchContext, BenchSection, Row } from './section';
@@ -6,15 +9,58 @@ import { atMost } from './section';
 import type { BenchWorker } from './spawn';
 import { BENCH_KEY, startWorker, waitInitialized } from './spawn';
 import { median, range, sleep } from './stats';
+import { findBrowserBinary } from '../src/browser/launch';
 
 /**
  * Section 4: the memory a persona with one blank page holds, per process group: anonymous and
  * shared-memory PSS (what the host's MemAvailable loses), file-backed PSS beside it; then the
- * same with a live view open (x11vnc runs only then).
+ * same with a live view open (x11vnc runs only then). BENCH_CHROMIUM_SWITCHES and
+ * BENCH_NODE_FLAGS make it a trial of switches against the default.
  */
 
 const SETTLE_MS = Number(process.env.BENCH_MEMORY_SETTLE_MS ?? 8_000);
 const SAMPLES = 3;
+/** A trial's extra switches for Chromium (`--x --y=1`), for measuring one against the default. */
+const CHROMIUM_SWITCHES = (process.env.BENCH_CHROMIUM_SWITCHES ?? '').split(' ').filter(Boolean);
+/** A trial's extra flags for the worker's node, after the image's WORKER_NODE_FLAGS. */
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+
+/**
+ * A browser command that is the installed browser with CHROMIUM_SWITCHES added: a shell script,
+ * handed to the worker as CHROME_PATH. A feature list is added to the command line's own list,
+ * since Chromium reads only the last `--enable-features` (or `--disable-features`).
+ */
+function browserWithSwitches(dir: string): string {
+  const lists = CHROMIUM_SWITCHES.filter((s) => /^--(en|dis)able-features=/.test(s));
+  const plain = CHROMIUM_SWITCHES.filter((s) => !lists.includes(s));
+  const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+  const cases = lists.map((s) => {
+    const [name, value] = s.split('=', 2) as [string, string];
+    return `    ${name}=*) a="$a,${value}"; seen="$seen ${name}" ;;`;
+  });
+  const missing = lists.map((s) => {
+    const name = s.split('=', 1)[0] as string;
+    return `case "$seen" in *" ${name}"*) ;; *) set -- "$@" ${quote(s)} ;; esac`;
+  });
+  const file = path.join(dir, 'chromium-trial');
+  const script = [
+    '#!/bin/sh',
+    '# The memory bench: the installed browser with BENCH_CHROMIUM_SWITCHES added.',
+    'n=$#; seen=""',
+    'for a in "$@"; do',
+    '  case "$a" in',
+    ...cases,
+    '  esac',
+    '  set -- "$@" "$a"',
+    'done',
+    'shift "$n"',
+    ...missing,
+    `exec ${quote(findBrowserBinary(process.env.CHROME_PATH ?? null))} "$@" ${plain.map(quote).join(' ')}`,
+    '',
+  ].join('\n');
+  fs.writeFileSync(file, script, { mode: 0o755 });
+  return file;
+}
 
 /** The process groups the breakdown prints, in this order. */
 const GROUPS = [
@@ -163,7 +209,14 @@ export const memorySection: BenchSection = {
   id: 'memory',
   title: `Idle memory, one blank page (PSS, median of ${SAMPLES} samples after ${SETTLE_MS / 1000} s)`,
   run: async (ctx) => {
-    const w = await startWorker();
+    const trialDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-bench-trial-'));
+    const env: Record<string, string> = CHROMIUM_SWITCHES.length
+      ? { CHROME_PATH: browserWithSwitches(trialDir) }
+      : {};
+    if (CHROMIUM_SWITCHES.length || NODE_FLAGS.length) {
+      ctx.progress(`memory: trial with ${[...CHROMIUM_SWITCHES, ...NODE_FLAGS].join(' ')}`);
+    }
+    const w = await startWorker(env, [...WORKER_NODE_FLAGS, ...NODE_FLAGS]);
     try {
       await waitInitialized(w);
       const r = await w.client.json('POST', '/api/v1/ops/create-page', {});
@@ -196,6 +249,7 @@ export const memorySection: BenchSection = {
       return rows;
     } finally {
       await w.stop();
+      fs.rmSync(trialDir, { recursive: true, force: true });
     }
   },
 };

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { WORKER_NODE_FLAGS } from '@persona-browser/contracts';
 import { makeScratch, spawnWorker } from '@persona-browser/testkit/spawn';
 import { createClient } from './http';
 import type { Client } from './http';
@@ -33,12 +34,19 @@ const live = new Set<BenchWorker>();
 let closed = false;
 
 /** Runs as persona `bench` inside a scratch folder, so that nothing lands in the checkout. */
-export async function startWorker(extraEnv: Record<string, string> = {}): Promise<BenchWorker> {
+export async function startWorker(
+  extraEnv: Record<string, string> = {},
+  nodeFlags: readonly string[] = WORKER_NODE_FLAGS,
+): Promise<BenchWorker> {
   if (closed) throw new Error('the benchmark is shutting down');
   const scratch = makeScratch({ prefix: 'pb-bench-', persona: 'bench' });
   let proc: Awaited<ReturnType<typeof spawnWorker>>;
   try {
-    proc = await spawnWorker({ ...scratch.env, SERVICE_KEY: BENCH_KEY, ...extraEnv });
+    proc = await spawnWorker(
+      { ...scratch.env, SERVICE_KEY: BENCH_KEY, ...extraEnv },
+      undefined,
+      nodeFlags,
+    );
   } catch (err) {
     fs.rmSync(scratch.dir, { recursive: true, force: true });
     throw err;
