@@ -12,7 +12,7 @@ import type { HeldMemory } from '@persona-browser/testkit/procs';
 
 const PREFIX = `memtest-${process.pid}-${crypto.randomBytes(3).toString('hex')}`;
 const FILL_MB = 64;
-/** A node process that keeps running, after `setup` has run. */
+/** The container's last step: a node process that keeps running. */
 const KEEP = `exec node -e 'setInterval(() => {}, 60000)'`;
 
 const started: Docker.Container[] = [];

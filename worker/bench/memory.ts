@@ -209,8 +209,10 @@ export const memorySection: BenchSection = {
   id: 'memory',
   title: `Idle memory, one blank page (PSS, median of ${SAMPLES} samples after ${SETTLE_MS / 1000} s)`,
   run: async (ctx) => {
-    const trialDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-bench-trial-'));
-    const env: Record<string, string> = CHROMIUM_SWITCHES.length
+    const trialDir = CHROMIUM_SWITCHES.length
+      ? fs.mkdtempSync(path.join(os.tmpdir(), 'pb-bench-trial-'))
+      : null;
+    const env: Record<string, string> = trialDir
       ? { CHROME_PATH: browserWithSwitches(trialDir) }
       : {};
     if (CHROMIUM_SWITCHES.length || NODE_FLAGS.length) {
@@ -249,7 +251,7 @@ export const memorySection: BenchSection = {
       return rows;
     } finally {
       await w.stop();
-      fs.rmSync(trialDir, { recursive: true, force: true });
+      if (trialDir) fs.rmSync(trialDir, { recursive: true, force: true });
     }
   },
 };
