@@ -158,6 +158,7 @@ async function refreshPages() {
     select.append(el('option', { attrs: { value: '' } }, why));
   }
   select.value = ids.includes(keep) ? keep : (ids[0] ?? '');
+  select.setAttribute('aria-busy', 'false');
 }
 
 /** While a form is open and the tab is seen, the page list follows the pool. */

@@ -217,6 +217,8 @@ async function choose(name: string): Promise<void> {
     name,
   );
   await page.waitForSelector('#plugin-form:not([hidden])', { timeout: WAIT_MS });
+  // The page list is read after the form opens; until then it says so.
+  await page.waitForSelector('#plugin-page[aria-busy="false"]', { timeout: WAIT_MS });
 }
 
 test('plugins are listed by family in their colours, the skipped one is named', async () => {
