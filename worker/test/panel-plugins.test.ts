@@ -356,9 +356,11 @@ test("the file link is fetched with the key and saves the plugin's bytes", async
 
   await page.click('#plugin-download');
   const file = path.join(downloads, 'echo.txt');
+  // Chromium makes the file under its name before it writes the bytes: wait for the bytes.
+  const saved = (): string => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '');
   const until = Date.now() + WAIT_MS;
-  while (!fs.existsSync(file) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-  expect(fs.readFileSync(file, 'utf8')).toBe('hello');
+  while (saved() !== 'hello' && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  expect(saved()).toBe('hello');
   // The one download was the panel's: the link is used up.
   expect((await w.call('GET', mediaUrl)).status).toBe(404);
 });
