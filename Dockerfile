@@ -12,6 +12,10 @@
 ARG BASE=node:22-bookworm-slim
 
 # ---- node: Node 22 and npm on the base ----
+# Node 22 (maintained until April 2027), not 24: on Node 24 the worker holds about 9 MB more
+# (anonymous and shared PSS of its process, one blank page open: 44 MB against 35, from
+# `BENCH_SECTIONS=memory <node> worker/dist-bench/bench/run.js` with either binary), and memory
+# is what limits how many personas a server runs.
 FROM ${BASE} AS node
 ARG NODE_MAJOR=22
 ARG NPM_MAJOR=10
