@@ -92,24 +92,13 @@ async function buildImage(): Promise<string> {
     }
     base = DEFAULT_BASE_IMAGE;
   }
-  if (fs.existsSync(HOST_CA_BUNDLE)) {
-    fs.copyFileSync(HOST_CA_BUNDLE, path.join(REPO_ROOT, 'docker', 'certs', 'host-ca.crt'));
-  }
-  // Parallel test processes (and worktrees) build one after the other, not over each other.
-  const r = await run(
-    'flock',
-    [
-      '/tmp/persona-browser-image-build.lock',
-      'docker',
-      'build',
-      '--build-arg',
-      `BASE=${base}`,
-      '-t',
-      TEST_IMAGE,
-      '.',
-    ],
-    { cwd: REPO_ROOT },
-  );
+  // The script copies the host's CA bundle in and builds under a lock that parallel test
+  // processes, worktrees and .ci/run's own build of the image share.
+  const r = await run('bash', [
+    path.join(REPO_ROOT, 'scripts', 'build-test-image.sh'),
+    base,
+    TEST_IMAGE,
+  ]);
   if (r.code !== 0) {
     throw new Error(
       `docker build of ${TEST_IMAGE} failed (exit ${r.code}):\n${r.output.slice(-4000)}`,
