@@ -14,10 +14,14 @@ cd "$(dirname "$0")/.."
 base=${1:?usage: scripts/build-test-image.sh BASE [TAG]}
 tag=${2:-persona-browser:test}
 
-exec 9>/tmp/persona-browser-image-build.lock
+# Opened for reading: a lock file another user made still locks.
+lock=/tmp/persona-browser-image-build.lock
+[ -e "$lock" ] || : >"$lock"
+exec 9<"$lock"
 flock 9
 # Under the lock: a build in progress reads the bundle as its context, whole.
 if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
   cp /etc/ssl/certs/ca-certificates.crt docker/certs/host-ca.crt
 fi
-docker build --build-arg BASE="$base" -t "$tag" .
+# exec: the build keeps the lock (fd 9) to its end, and a kill of this script's pid stops it.
+exec docker build --build-arg BASE="$base" -t "$tag" .
