@@ -8,13 +8,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { renderNodeProblem } from '../src/browser/gpu';
-import { chromiumArgs, graphicsArgs, joinFeatureSwitches } from '../src/browser/launch';
+import {
+  chromiumArgs,
+  GPU_IN_BROWSER,
+  graphicsArgs,
+  joinFeatureSwitches,
+} from '../src/browser/launch';
 import { loadConfig } from '../src/config';
 
 describe('graphics switches', () => {
-  test('without a GPU: software compositing and SwiftShader for WebGL', () => {
+  test('without a GPU: software compositing and SwiftShader for WebGL, in the browser process', () => {
     const args = chromiumArgs();
-    expect(args).toEqual(expect.arrayContaining(['--disable-gpu', '--enable-unsafe-swiftshader']));
+    expect(args).toEqual(
+      expect.arrayContaining(['--disable-gpu', '--enable-unsafe-swiftshader', ...GPU_IN_BROWSER]),
+    );
     expect(args.some((a) => a.startsWith('--use-angle'))).toBe(false);
   });
 
@@ -25,6 +32,8 @@ describe('graphics switches', () => {
     );
     expect(args).not.toContain('--disable-gpu');
     expect(args.join(' ')).not.toMatch(/swiftshader/i);
+    // A GPU driver's crash ends its own process, not the browser.
+    expect(args.filter((a) => GPU_IN_BROWSER.includes(a))).toEqual([]);
     expect(graphicsArgs(null)).not.toEqual(graphicsArgs('dri'));
   });
 
