@@ -70,13 +70,14 @@ const NO_GPU_MODEL_CLASS: readonly string[] = ['--optimization-guide-performance
  * Without a GPU, the GPU service (SwiftShader for WebGL, and the compositor that draws the window)
  * runs on a thread of the browser process rather than in a process of its own, and the processes
  * that run without Chromium's sandbox start without a zygote of their own, which held only that
- * GPU process. Together 20 MB less per persona container (`npm run bench:fleet`, memory), and the
- * same WebGL for pages and workers (worker/test/browser-helpers.test.ts). No sandbox is lost:
- * Chromium gives a software GPU process none on Linux (in its /proc status, the GPU process has
- * no seccomp filter of Chromium's, where renderers and the storage service have one, also on a
- * desktop with user namespaces). Lost is the GPU's crash isolation: a crash of SwiftShader now
- * ends the browser, which the worker starts again as after any crash. The second switch alone,
- * with a GPU process, makes the browser crash at its start: the two go together.
+ * GPU process. Together 18 MB less held by a persona container (`npm run bench:fleet`, memory),
+ * and the same WebGL for pages and workers (worker/test/browser-helpers.test.ts). No sandbox is
+ * lost: Chromium gives a GPU process that draws in software none on Linux (in its /proc status
+ * it has no seccomp filter of Chromium's, where renderers and the storage service have one; in
+ * the image, and for an ordinary user outside a container alike). Lost is the GPU's crash
+ * isolation: a crash of SwiftShader now ends the browser, which the worker starts again as after
+ * any crash. The second switch alone, with a GPU process, makes the browser crash at its start:
+ * the two go together.
  */
 export const GPU_IN_BROWSER: readonly string[] = ['--in-process-gpu', '--no-unsandboxed-zygote'];
 
