@@ -155,6 +155,7 @@ async function webglOf(browser: Browser): Promise<unknown> {
       const inWorker = await new Promise((resolve) => {
         const w = new Worker(url);
         w.onmessage = (e) => resolve(e.data);
+        w.onerror = (e) => resolve(`the worker failed: ${e.message}`);
       });
       return { page: probe(), worker: inWorker };
     });
