@@ -92,10 +92,18 @@ function start(): Promise<PersonaContainer> {
  * processes rewrite their command line as one space-separated string, so words are split on
  * both NUL and space (flags are all these checks look at).
  */
-function procInfo(pid: number): { uid: number; argv: string[]; userNs: string; pidNs: string } {
+function procInfo(pid: number): {
+  uid: number;
+  argv: string[];
+  userNs: string;
+  pidNs: string;
+  seccompFilters: number;
+} {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   return {
     uid: Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]),
+    // Docker's profile is one filter; Chromium's sandbox adds one of its own to a process.
+    seccompFilters: Number(/^Seccomp_filters:\s+(\d+)/m.exec(status)?.[1]),
     argv: fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/).filter(Boolean),
     userNs: fs.readlinkSync(`/proc/${pid}/ns/user`),
     pidNs: fs.readlinkSync(`/proc/${pid}/ns/pid`),
@@ -210,6 +218,15 @@ describe('persona image', () => {
           expect(p.uid).not.toBe(0);
           expect(p.argv).not.toContain('--no-sandbox');
         }
+        // The GPU service runs in the browser process (no GPU process), and the processes the
+        // sandbox held before it did, the renderers and the storage service, still have
+        // Chromium's seccomp filter on top of Docker's, which the browser process has alone.
+        expect(chromium.filter((p) => p.argv.includes('--type=gpu-process'))).toEqual([]);
+        const storage = chromium.filter((p) => p.argv.some((a) => /=storage\.mojom/.test(a)));
+        expect(storage).toHaveLength(1);
+        for (const p of [...renderers, ...storage]) {
+          expect(p.seccompFilters).toBeGreaterThan(browser?.seccompFilters ?? Infinity);
+        }
       },
     );
     await step(
@@ -294,6 +311,11 @@ describe('persona image', () => {
         (p) => /chromium/.test(p.argv[0] ?? '') && !p.argv.some((a) => a.startsWith('--type=')),
       );
       expect(browser?.argv).toContain('--no-sandbox');
+      // Without the sandbox, Chromium adds no seccomp filter to its renderers: the count the
+      // check above relies on tells the two apart.
+      const renderers = procs.filter((p) => p.argv.includes('--type=renderer'));
+      expect(renderers.length).toBeGreaterThan(0);
+      for (const r of renderers) expect(r.seccompFilters).toBe(browser?.seccompFilters);
       await c.container.stop();
       expect(owners(own).filter((f) => f.uid !== uid)).toEqual([]);
     } finally {

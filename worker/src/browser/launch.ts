@@ -58,11 +58,11 @@ export const STEALTH_EVASIONS: readonly string[] = ['navigator.webdriver'];
 /**
  * Without a GPU, Chromium's on-device AI model cannot run on one: said at the start
  * (performance class 8, "GPU blocked") instead of measured. Otherwise, three minutes after the
- * first start of each browser version on a profile, Chromium starts a helper process to rate
- * the GPU for that model, and the helper and a sandbox broker of its own stay for as long as
- * the browser runs (2 MB of a persona, the rest of theirs shared with the zygote they come
- * from: `npm run bench:fleet`, memory). Its own rating here ends in class 7, on which no model
- * runs either, so the browser behaves as it would after it.
+ * first start of each browser version on a profile, Chromium rates the GPU for that model; with
+ * a GPU process (before GPU_IN_BROWSER) in a helper process that, with a sandbox broker of its
+ * own, stayed for as long as the browser ran (2 MB of a persona, the rest of theirs shared with
+ * the zygote they came from: `npm run bench:fleet`, memory). Its own rating here ends in class
+ * 7, on which no model runs either, so the browser behaves as it would after it.
  */
 const NO_GPU_MODEL_CLASS: readonly string[] = ['--optimization-guide-performance-class=8'];
 
