@@ -7,7 +7,7 @@ export const AUTH_UNCONFIGURED = 'Server not properly configured';
 /** An authentication failure: its status and the `{detail}` body it answers with. */
 export class AuthError extends Error {
   constructor(
-    readonly status: 401 | 500,
+    readonly status: 401 | 403 | 429 | 500,
     readonly detail: string,
   ) {
     super(detail);
@@ -15,6 +15,11 @@ export class AuthError extends Error {
 
   get body(): { detail: string } {
     return { detail: this.detail };
+  }
+
+  /** Headers the answer carries besides the body (`Retry-After` of a throttled address). */
+  get headers(): Record<string, string> {
+    return {};
   }
 }
 

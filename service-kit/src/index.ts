@@ -1,4 +1,7 @@
+export * from './access';
 export * from './auth';
+export * from './tokens';
+export * from './auth-guard';
 export * from './env';
 export * from './errors';
 export * from './fields';
