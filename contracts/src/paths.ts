@@ -9,6 +9,8 @@ export const SYSTEM_PATHS = {
   processTree: '/api/v1/system/process-tree',
   /** The worker's request counts per hour, from its own request log (`?hours=`). */
   requests: '/api/v1/system/requests',
+  /** The token ids the waker revoked, pushed to each worker (`{ids}`: the whole list). */
+  revokedTokens: '/api/v1/system/revoked-tokens',
 } as const;
 
 /** The waker's metrics, which a worker's `metrics` route relays. */

@@ -49,7 +49,12 @@ const STATUS_PATHS = new Set([
 ]);
 
 /** Routes of the service key alone: they act on, or read, the whole fleet. */
-const KEY_PATHS = new Set(['/api/v1/system/update', '/api/v1/system/metrics']);
+const KEY_PATHS = new Set([
+  '/api/v1/system/update',
+  '/api/v1/system/metrics',
+  // The waker's push of revoked tokens: a token must not lift its own revocation.
+  '/api/v1/system/revoked-tokens',
+]);
 
 /** The live view's routes that need a credential (the rest of `/vnc/` is its page and scripts). */
 const LIVE_PATHS = new Set(['/vnc/session', '/vnc/control', '/vnc/websockify']);

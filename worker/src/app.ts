@@ -137,7 +137,10 @@ export function createApp(deps: AppDeps): express.Express {
   });
   const routes = allRoutes(deps);
   const api = express.Router();
-  mount(api, routes, { navigator: deps.navigator, auth: new Authenticator(deps.serviceKey) });
+  mount(api, routes, {
+    navigator: deps.navigator,
+    auth: new Authenticator({ serviceKey: deps.serviceKey, persona: deps.persona }),
+  });
   app.use(api);
   let openApi: Promise<Record<string, unknown>> | null = null;
   app.use(

@@ -77,7 +77,7 @@ export class LiveView {
   private readonly auth: Authenticator;
 
   constructor(private readonly o: LiveOptions) {
-    this.auth = new Authenticator(o.serviceKey);
+    this.auth = new Authenticator({ serviceKey: o.serviceKey, persona: null });
     const port = 'port' in o.vnc ? o.vnc.port : null;
     this.bridge =
       port === null
