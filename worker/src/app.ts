@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import express from 'express';
 import type { Navigator } from './browser/navigator';
-import { Authenticator } from './http/auth';
+import type { Authenticator } from './http/auth';
 import { docsRouter, localOnly } from './http/docs';
 import { errorHandler, notFound } from './http/error-handler';
 import { fastStatus } from './http/fast-status';
@@ -46,6 +46,8 @@ export interface AppDeps extends SystemDeps {
   navigator: Navigator;
   tracker: RequestTracker;
   serviceKey: string | null;
+  /** The one door of this worker: key or token, throttled (shared with live view, DevTools, MCP). */
+  auth: Authenticator;
   logger: Logger;
   version: string;
   /** Check every response against its declared schema; a mismatch is a logged 500 (tests). */
@@ -139,7 +141,7 @@ export function createApp(deps: AppDeps): express.Express {
   const api = express.Router();
   mount(api, routes, {
     navigator: deps.navigator,
-    auth: new Authenticator({ serviceKey: deps.serviceKey, persona: deps.persona }),
+    auth: deps.auth,
   });
   app.use(api);
   let openApi: Promise<Record<string, unknown>> | null = null;

@@ -13,6 +13,7 @@ import { RequestLog } from '../src/log/request-log';
 import { MediaStore } from '../src/media/store';
 import { ProxyErrors } from '../src/system-info';
 import { VisionClient } from '../src/vision/client';
+import { Authenticator } from '../src/http/auth';
 import { readLogRows } from '@persona-browser/testkit/request-log-file';
 import { KEY, startWorker } from '@persona-browser/testkit/worker';
 
@@ -55,6 +56,7 @@ beforeAll(async () => {
     dataDir: dir,
     wakerUrl: 'http://127.0.0.1:1',
     serviceKey: KEY,
+    auth: new Authenticator({ serviceKey: KEY, persona: null }),
     logger,
     version: 'test',
     validateResponses: true,

@@ -81,7 +81,7 @@ beforeAll(async () => {
   app.use(new ResponseCheck(logger).middleware());
   app.use(express.json());
   const router = express.Router();
-  mount(router, routes, { navigator, auth: new Authenticator(KEY) });
+  mount(router, routes, { navigator, auth: new Authenticator({ serviceKey: KEY, persona: null }) });
   app.use(router);
   app.use(errorHandler(logger));
   server = http.createServer(app);

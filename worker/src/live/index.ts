@@ -6,7 +6,7 @@ import type { Request, Response, Router } from 'express';
 import type { Navigator } from '../browser/navigator';
 import { ApiError, BadRequest, NotInitialized } from '../errors';
 import { AuthError } from '@persona-browser/service-kit';
-import { Authenticator } from '../http/auth';
+import type { Authenticator } from '../http/auth';
 import { refuseUpgrade } from '../http/refuse-upgrade';
 import type { Logger } from '@persona-browser/service-kit';
 import { PANEL_DIR } from '../paths';
@@ -24,7 +24,8 @@ export type VncTarget = { port: number; demand?: VncDemand } | { unavailable: st
 export interface LiveOptions {
   vnc: VncTarget;
   navigator: Navigator;
-  serviceKey: string | null;
+  /** The worker's door: the live view needs the key or a `live` or `full` token. */
+  auth: Authenticator;
   logger: Logger;
   /** Control survives the controlling viewer's last WebSocket by this long (default 10 s). */
   graceMs?: number;
@@ -77,7 +78,7 @@ export class LiveView {
   private readonly auth: Authenticator;
 
   constructor(private readonly o: LiveOptions) {
-    this.auth = new Authenticator({ serviceKey: o.serviceKey, persona: null });
+    this.auth = o.auth;
     const port = 'port' in o.vnc ? o.vnc.port : null;
     this.bridge =
       port === null

@@ -6,7 +6,8 @@ import type { Router } from 'express';
 import { WebSocketServer } from 'ws';
 import type { RawData, WebSocket } from 'ws';
 import type { Logger } from '@persona-browser/service-kit';
-import { AuthError, checkServiceKey, errorMessage, safeEqual } from '@persona-browser/service-kit';
+import { AuthError, accessOf, errorMessage, safeEqual } from '@persona-browser/service-kit';
+import type { Authenticator } from '../http/auth';
 import type { GuestLink } from '../browser/cdp/guest-link';
 import type { GuestPolicy } from '../browser/cdp/guest-policy';
 import type { Navigator } from '../browser/navigator';
@@ -18,7 +19,8 @@ export const CDP_PATH = '/devtools/browser';
 
 export interface CdpEndpointOptions {
   navigator: Navigator;
-  serviceKey: string | null;
+  /** The worker's door: DevTools needs the key or a `full` token of this persona. */
+  auth: Authenticator;
   logger: Logger;
   /** Keep each client's `Runtime.enable` from its pages (DEVTOOLS_QUIET_RUNTIME). */
   quietRuntime: boolean;
@@ -50,7 +52,7 @@ export class CdpEndpoint {
   router(): Router {
     const r = express.Router({ caseSensitive: true, strict: false });
     r.get('/json/version', (req, res, next) => {
-      checkServiceKey(req.headers.authorization, this.o.serviceKey);
+      this.o.auth.check(req);
       this.o.navigator
         .browserVersion()
         .then((v) => {
@@ -73,9 +75,9 @@ export class CdpEndpoint {
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => undefined);
     try {
-      checkServiceKey(req.headers.authorization, this.o.serviceKey);
+      this.o.auth.check(req, accessOf('GET', CDP_PATH));
     } catch (err) {
-      if (err instanceof AuthError) return refuseUpgrade(socket, err.status, err.body);
+      if (err instanceof AuthError) return refuseUpgrade(socket, err.status, err.body, err.headers);
       throw err;
     }
     const lease = req.headers['x-lease'];

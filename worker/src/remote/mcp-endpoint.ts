@@ -1,7 +1,7 @@
 import express from 'express';
 import type { Router } from 'express';
 import type { Logger } from '@persona-browser/service-kit';
-import { checkServiceKey } from '@persona-browser/service-kit';
+import type { Authenticator } from '../http/auth';
 import type * as Mcp from '@persona-browser/mcp';
 import type { McpHost, RestTarget, ToolDef } from '@persona-browser/mcp';
 import { NotInitialized } from '../errors';
@@ -10,6 +10,8 @@ export const MCP_PATH = '/mcp';
 
 export interface McpEndpointOptions {
   serviceKey: string | null;
+  /** The worker's door: MCP needs the key or a `full` token of this persona. */
+  auth: Authenticator;
   logger: Logger;
   version: string;
   /** The persona's name, in the server's name. */
@@ -74,7 +76,7 @@ export class McpEndpoint {
   router(): Router {
     const r = express.Router();
     r.all(MCP_PATH, (req, res, next) => {
-      checkServiceKey(req.headers.authorization, this.o.serviceKey);
+      this.o.auth.check(req);
       if (!this.url) throw new NotInitialized('The MCP server starts once the worker listens');
       this.load(this.url)
         .then((host) => host.handle(req, res, req.body))

@@ -6,6 +6,7 @@ import { listen, stopServer } from '@persona-browser/service-kit';
 import { createServer } from '../app';
 import type { Navigator } from '../browser/navigator';
 import type { CaptureRegistry } from '../capture/registry';
+import { Authenticator } from '../http/auth';
 import { WorkerMetrics } from '../http/metrics';
 import { RequestTracker } from '../http/request-tracker';
 import type { ProxyRelay } from '../identity/relay';
@@ -87,22 +88,24 @@ export const httpStep: StartupStep<Served, Listening> = {
     const { config, logger, navigator, secrets, relay } = ready;
     const tracker = new RequestTracker(new RequestLog(config.dataDir));
     const metrics = new WorkerMetrics({ navigator, captures: ready.captures, media: ready.media });
+    const auth = new Authenticator({ serviceKey: config.serviceKey, persona: config.personaName });
     const live = new LiveView({
       vnc: ready.liveVnc,
       navigator,
-      serviceKey: config.serviceKey,
+      auth,
       logger,
       ...config.liveControl,
       onTakeover: () => metrics.takeover(),
     });
     const cdp = new CdpEndpoint({
       navigator,
-      serviceKey: config.serviceKey,
+      auth,
       logger,
       quietRuntime: config.devtoolsQuietRuntime,
     });
     const mcp = new McpEndpoint({
       serviceKey: config.serviceKey,
+      auth,
       logger,
       version: workerVersion(),
       persona: config.personaName ?? 'worker',
@@ -137,6 +140,7 @@ export const httpStep: StartupStep<Served, Listening> = {
       dataDir: config.dataDir,
       wakerUrl: config.wakerUrl,
       serviceKey: config.serviceKey,
+      auth,
       logger,
       version: workerVersion(),
       validateResponses: config.validateResponses,
