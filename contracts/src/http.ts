@@ -32,15 +32,33 @@ export function getJson(
   timeoutMs: number,
   headers: Record<string, string> = {},
 ): Promise<unknown> {
+  return requestJson(address, 'GET', route, undefined, timeoutMs, headers);
+}
+
+/** A JSON call of any method, with a body or none, under the same rules as `getJson`. */
+export function requestJson(
+  address: HostPort,
+  method: string,
+  route: string,
+  body: unknown,
+  timeoutMs: number,
+  headers: Record<string, string> = {},
+): Promise<unknown> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const sent: Record<string, string> = { ...headers };
+  if (payload !== undefined) {
+    sent['content-type'] = 'application/json';
+    sent['content-length'] = String(Buffer.byteLength(payload));
+  }
   return new Promise((resolve, reject) => {
     const req = http.request(
       {
         host: address.host,
         port: address.port,
         path: route,
-        method: 'GET',
+        method,
         agent: address.agent ?? false,
-        headers,
+        headers: sent,
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -59,6 +77,6 @@ export function getJson(
     );
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', reject);
-    req.end();
+    req.end(payload);
   });
 }

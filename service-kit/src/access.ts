@@ -59,6 +59,9 @@ const KEY_PATHS = new Set([
 /** The live view's routes that need a credential (the rest of `/vnc/` is its page and scripts). */
 const LIVE_PATHS = new Set(['/vnc/session', '/vnc/control', '/vnc/websockify']);
 
+/** What a route of the service key alone needs (the waker's and the supervisor's own API). */
+export const KEY_ONLY: AccessNeed = { access: 'key', pageId: null, cookie: false };
+
 const need = (access: Access, pageId: string | null = null, cookie = false): AccessNeed => ({
   access,
   pageId,

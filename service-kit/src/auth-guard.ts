@@ -157,6 +157,18 @@ export class AuthGuard {
   }
 
   /**
+   * A credential of `persona`, whatever it opens (the key, or any token of that persona): what
+   * lets a page load wake a sleeping persona. Throws AuthRefusal otherwise, counted as `check`.
+   */
+  checkHolder(req: Presented, persona: string | null): Credential {
+    const presented = this.identify(req.authorization);
+    if (!presented.ok) throw this.fail(presented.reason, req.address);
+    const c = presented.credential;
+    if (c.kind === 'token' && c.claims.persona !== persona) throw this.fail('persona', req.address);
+    return c;
+  }
+
+  /**
    * Who a bearer value says it is, signature, expiry, revocation and instance checked, but not
    * the route or persona: what the request log records beside a call.
    */

@@ -46,6 +46,8 @@ export interface WakerConfig {
    * stopped; 0 stops it at once. A paused persona wakes in milliseconds.
    */
   pauseSeconds: number;
+  /** Failed credentials one address may present in a minute before it meets 429 (0: no limit). */
+  authFailuresPerMinute: number;
   /**
    * What every worker is given: the variables of `.env` at REPO_ROOT (the process environment
    * wins for those) and SERVICE_KEY, less the waker-only secrets. Never the rest of the
@@ -82,6 +84,7 @@ interface WakerEnv extends MemoryEnv {
   PERSONA_IMAGE: string;
   FLEET_ID: string;
   WAKER_PAUSE_SECONDS: number;
+  AUTH_FAILURES_PER_MINUTE: number;
   SUPERVISOR_URL?: string;
   PB_SUPERVISOR_PID?: number;
   PROXY_SERVER: string;
@@ -112,6 +115,7 @@ const schema = Joi.object<WakerEnv, true>({
     .default('default')
     .messages({ 'string.pattern.base': '"FLEET_ID" may hold letters, digits, _ . - only' }),
   WAKER_PAUSE_SECONDS: Joi.number().min(0).default(0),
+  AUTH_FAILURES_PER_MINUTE: Joi.number().integer().min(0).max(100000).default(20),
   SUPERVISOR_URL: Joi.string()
     .allow('')
     .empty('')
@@ -197,6 +201,7 @@ export function loadWakerConfig(
     fleetId: v.FLEET_ID,
     repoRoot,
     pauseSeconds: v.WAKER_PAUSE_SECONDS,
+    authFailuresPerMinute: v.AUTH_FAILURES_PER_MINUTE,
     workerEnv: v.SERVICE_KEY ? { ...workerEnv, SERVICE_KEY: v.SERVICE_KEY } : workerEnv,
     supervisorUrl: v.SUPERVISOR_URL?.replace(/\/+$/, '') ?? null,
     supervisorPid: v.PB_SUPERVISOR_PID ?? null,

@@ -1,9 +1,15 @@
 import type { CommitInfo, PersonaInfo } from '@persona-browser/contracts';
+import { SYSTEM_PATHS, getJson } from '@persona-browser/contracts';
 import type { IdentitySettings } from './config';
-import type { InstanceHandle, RuntimeDriver } from './drivers/types';
-import { FrontDoor } from './front-door';
+import type { Address, InstanceHandle, RuntimeDriver } from './drivers/types';
+import path from 'node:path';
+import { AuthGuard, isRecord } from '@persona-browser/service-kit';
+import { AsleepAnswers } from './door/asleep';
+import { FrontDoor } from './door/front-door';
+import { WorkerDescriptions } from './door/worker-description';
 import type { MemoryBudget } from './memory-budget';
 import type { Instance, PersonaCounters, PersonaRow } from './metrics';
+import type { RefusalCounter } from './metrics/prometheus';
 import { keepRequests } from './metrics';
 import type { Logger } from '@persona-browser/service-kit';
 import { errnoCode, errorMessage } from '@persona-browser/service-kit';
@@ -36,6 +42,17 @@ export interface FleetOptions {
   counters?: PersonaCounters;
   /** The memory budget every wake is admitted by (memory-budget.ts), or none. */
   budget?: MemoryBudget | null;
+  /**
+   * The credential check of every persona's port, shared with the waker's API (one throttle);
+   * by default one for `workerEnv.SERVICE_KEY` alone (no tokens revoked).
+   */
+  guard?: AuthGuard;
+  /** Where the ports' refusals are counted. */
+  refusals?: RefusalCounter | null;
+  /** The checkout whose worker the personas run (the public answers of sleeping ones). */
+  repoRoot?: string;
+  /** Runs once a persona's worker answers, before requests reach it (the revoked tokens). */
+  workerUp?: (persona: string, handle: InstanceHandle) => Promise<void>;
 }
 
 export class UnknownPersona extends Error {
@@ -82,6 +99,7 @@ export class Fleet {
         identity: this.opts.identity ?? null,
         counters: this.opts.counters,
         ...(this.opts.budget ? { admit: this.opts.budget.admit.bind(this.opts.budget) } : {}),
+        ...(this.opts.workerUp ? { workerUp: this.opts.workerUp } : {}),
         // A cluster node's request log is out of this host's reach: its counts are kept here.
         beforeStop: (dir, handle) =>
           handle.node
@@ -104,14 +122,25 @@ export class Fleet {
     driver.onExit((handle, info) => this.personas.get(handle.persona)?.onExit(handle, info));
     driver.onNodeReady?.((node) => this.nodeReady(node));
 
+    const guard = this.opts.guard ?? new AuthGuard({ serviceKey: workerEnv.SERVICE_KEY ?? null });
+    const asleep = new AsleepAnswers({
+      descriptions: new WorkerDescriptions(
+        this.opts.repoRoot ?? path.resolve(__dirname, '..', '..'),
+      ),
+      commit: this.opts.commit,
+      workerEnv,
+    });
     for (const persona of this.personas.values()) {
       if (persona.state === 'crashed') continue;
-      const door = new FrontDoor(
+      const door = new FrontDoor({
         persona,
         logger,
-        this.opts.updateTrigger ?? null,
-        this.opts.counters ?? null,
-      );
+        updateTrigger: this.opts.updateTrigger ?? null,
+        counters: this.opts.counters ?? null,
+        guard,
+        refusals: this.opts.refusals ?? null,
+        asleep,
+      });
       try {
         await door.listen();
         this.doors.push(door);
@@ -219,6 +248,23 @@ export class Fleet {
     const p = this.personas.get(name);
     if (!p) throw new UnknownPersona(name);
     return p;
+  }
+
+  /** Where the named persona's worker answers now, or null (unknown, asleep, paused). */
+  running(name: string): Address | null {
+    return this.personas.get(name)?.runningAddress() ?? null;
+  }
+
+  /**
+   * A persona's pool as its worker reports it (`status/pages`), with `persona_state`; an
+   * empty pool while its worker is not running (the panel's page picker for live links).
+   */
+  async pages(persona: Persona): Promise<Record<string, unknown>> {
+    const address = persona.runningAddress();
+    const state = { persona_state: persona.state };
+    if (!address) return { total_pages: 0, pages: [], ...state };
+    const body = await getJson(address, SYSTEM_PATHS.pages, 5_000);
+    return { ...(isRecord(body) ? body : {}), ...state };
   }
 
   /** For the metrics sampler: each persona, the host pid of its worker's tree root, its worker. */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { MetricsSample } from '@persona-browser/contracts';
 import { readCommit } from '@persona-browser/contracts';
 import {
+  AuthGuard,
   Lifecycle,
   boundPort,
   createLogger,
@@ -15,6 +16,8 @@ import { loadWakerConfig } from './config';
 import type { WakerConfig } from './config';
 import { createDriver } from './drivers';
 import { Fleet } from './fleet';
+import { RevocationPush } from './tokens/push';
+import { TokenStore } from './tokens/store';
 import type { BudgetPersona } from './memory-budget';
 import { MemoryBudget } from './memory-budget';
 import type { BudgetRow, PersonaRow } from './metrics';
@@ -53,8 +56,25 @@ async function main(): Promise<void> {
     latest: (): MetricsSample | null => metrics.latest(),
     budget: (): BudgetRow[] => budget.usage(),
   });
+  // Scoped tokens, kept beside the personas; one guard for every door of this waker (its API,
+  // its MCP, each persona's port), so failed attempts are counted once per address.
+  const tokens = new TokenStore(config.personasDir, config.serviceKey);
+  const guard = new AuthGuard({
+    serviceKey: config.serviceKey,
+    failuresPerMinute: config.authFailuresPerMinute,
+    revoked: (id) => tokens.isRevoked(id),
+  });
+  const push = new RevocationPush(tokens, config.serviceKey, logger);
+  tokens.onRevoke((name) => {
+    const address = fleet.running(name);
+    if (address) void push.send(name, address);
+  });
   const fleet = new Fleet({
     counters: prometheus,
+    guard,
+    refusals: prometheus,
+    repoRoot: config.repoRoot,
+    workerUp: (name, handle) => push.send(name, handle.address),
     personasDir: config.personasDir,
     wakerPort: config.port,
     driver,
@@ -100,7 +120,14 @@ async function main(): Promise<void> {
   registerSiteCheckMetrics(prometheus.registry, siteChecks);
   life.onStop('site-checks', () => siteChecks.stop());
 
-  const mcp = new FleetMcp({ fleet, serviceKey: config.serviceKey, logger, version: '0.1.0' });
+  const mcp = new FleetMcp({
+    fleet,
+    serviceKey: config.serviceKey,
+    guard,
+    refusals: prometheus,
+    logger,
+    version: '0.1.0',
+  });
   const app = createApp({
     fleet,
     mcp,
@@ -113,6 +140,10 @@ async function main(): Promise<void> {
       ? supervisorClient(config.supervisorUrl, config.serviceKey)
       : null,
     serviceKey: config.serviceKey,
+    guard,
+    refusals: prometheus,
+    tokens,
+    pages: (persona) => fleet.pages(persona),
     siteChecks,
     logger,
     ...defaultStaticDirs(),

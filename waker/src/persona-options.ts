@@ -29,6 +29,11 @@ export interface PersonaOptions {
    * rejects (a BudgetRefusal) when the persona may not wake now.
    */
   admit?: (persona: string) => Promise<void>;
+  /**
+   * Runs once a worker answers (started, resumed or taken over), before requests reach it: what
+   * the worker must know first, such as the tokens revoked for it. A failure is its own to log.
+   */
+  workerUp?: (persona: string, handle: InstanceHandle) => Promise<void>;
   /** Where wakes, sleeps, restarts and crashes are counted (Prometheus' /metrics). */
   counters?: PersonaCounters;
 }

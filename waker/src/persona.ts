@@ -177,6 +177,7 @@ export class Persona {
       counters?.woke(this.name);
       await this.opts.driver.unpause?.(this.worker.handle);
       this.worker.paused = false;
+      await this.opts.workerUp?.(this.name, this.worker.handle);
       this.activity.touch();
       this.apply('resume', null);
       ended(true);
@@ -236,6 +237,7 @@ export class Persona {
       if (this.spec.mode === 'always-on') this.scheduleRestart();
       throw new WakeError(`persona ${this.name} did not start: ${message}`);
     }
+    await this.opts.workerUp?.(this.name, handle);
     this.worker.upSince = Date.now();
     this.healthFails = 0;
     this.activity.touch();
@@ -340,7 +342,10 @@ export class Persona {
     // The identity the adopted worker wears is the one in its folder.
     this.identity.adopt();
     this.apply(paused ? 'adopt-paused' : 'adopt', null);
-    if (!paused) this.readCommit(handle);
+    if (!paused) {
+      this.readCommit(handle);
+      void this.opts.workerUp?.(this.name, handle);
+    }
   }
 
   /** The driver's notice that this persona's worker ended without being asked to. */

@@ -5,7 +5,14 @@ import { Fleet } from '../src/fleet';
 import type { FleetOptions } from '../src/fleet';
 import { createLogger } from '@persona-browser/service-kit';
 import { fleetPids, isAlive, workerPid } from '@persona-browser/testkit/fleet-procs';
-import { ECHO_WORKER, call, freePort, makePersonas, sleep } from '@persona-browser/testkit/waker';
+import {
+  ECHO_WORKER,
+  KEY,
+  call,
+  freePort,
+  makePersonas,
+  sleep,
+} from '@persona-browser/testkit/waker';
 
 /**
  * The front door's WebSocket path and its failure answers, with a stand-in worker
@@ -29,16 +36,17 @@ function fleetOf(
     wakerPort: 1,
     driver: new ProcessDriver({ fleetId, command, wakerPort: 1, logger }),
     logger,
-    workerEnv: {},
     commit: null,
     tickMs: 200,
     ...extra,
+    // The key every call below carries: without one, nothing would wake a persona.
+    workerEnv: { SERVICE_KEY: KEY, ...extra.workerEnv },
   });
 }
 
 function openSocket(url: string): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url);
+    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${KEY}` } });
     ws.once('open', () => resolve(ws));
     ws.once('error', reject);
   });
@@ -104,7 +112,7 @@ describe('front door', () => {
 
   test('a request during the wake waits and is served; requests count as activity', async () => {
     const replies = await Promise.all(
-      [1, 2, 3].map((i) => call(`http://127.0.0.1:${port}/req/${i}`, { key: null })),
+      [1, 2, 3].map((i) => call(`http://127.0.0.1:${port}/req/${i}`)),
     );
     expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
     expect(replies.map((r) => r.body.echo)).toEqual(['/req/1', '/req/2', '/req/3']);
@@ -130,7 +138,7 @@ describe('front door failures', () => {
     const fleet = fleetOf(personasDir, `fdfail${process.pid}`, FAILING);
     await fleet.start();
     try {
-      const r = await call(`http://127.0.0.1:${port}/api/v1/system/status`, { key: null });
+      const r = await call(`http://127.0.0.1:${port}/api/v1/ops/create-page`, { method: 'POST' });
       expect(r.status).toBe(503);
       expect(r.body).toMatchObject({ success: false, page_id: null });
       expect(r.body.error).toContain('exited with 3');
@@ -161,7 +169,7 @@ describe('front door failures', () => {
       wakerPort: 1,
       driver,
       logger,
-      workerEnv: {},
+      workerEnv: { SERVICE_KEY: KEY },
       commit: null,
     });
     await fleet.start();

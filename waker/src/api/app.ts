@@ -18,14 +18,20 @@ import type { NodeStatus } from '../drivers/types';
 import { MoveRefused } from '../persona-move';
 import type { SupervisorClient } from '../supervisor-client';
 import { NoSupervisor, SupervisorUnreachable } from '../supervisor-client';
+import type { AuthGuard } from '@persona-browser/service-kit';
 import {
   AuthError,
+  AuthRefusal,
+  KEY_ONLY,
+  TOKEN_SCOPES,
   answerWrongMethod,
   checkFields,
-  checkServiceKey,
   errorEnvelope,
   isRecord,
 } from '@persona-browser/service-kit';
+import type { RefusalCounter } from '../metrics/prometheus';
+import type { TokenStore } from '../tokens/store';
+import { MAX_TTL_S, TokenLimit } from '../tokens/store';
 
 /** What the API reads and drives: the fleet, and the metrics helper's parts (injected). */
 export interface ApiDeps {
@@ -45,6 +51,14 @@ export interface ApiDeps {
   /** The supervisor that started this waker (SUPERVISOR_URL), or null when none did. */
   supervisor: SupervisorClient | null;
   serviceKey: string | null;
+  /** The credential check: the waker's API takes the service key alone, throttled per address. */
+  guard: AuthGuard;
+  /** Where refusals are counted. */
+  refusals?: RefusalCounter | null;
+  /** The scoped tokens this waker makes and revokes. */
+  tokens: TokenStore;
+  /** The pool of a running persona's worker (`status/pages`), for the panel's live links. */
+  pages(persona: Persona): Promise<unknown>;
   logger: Logger;
   /** The personas' site checks (SITE_CHECKS), when the waker runs them. */
   siteChecks?: SiteChecks;
@@ -65,7 +79,7 @@ type Ctx = {
 
 interface RouteDef {
   name: string;
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   path: string;
   auth: boolean;
   query?: Joi.ObjectSchema;
@@ -76,6 +90,16 @@ interface RouteDef {
 
 /** A client mistake with a clear message (bad query). */
 class BadRequest extends Error {}
+
+/** The waker's scoped tokens: made, listed, revoked. */
+export const TOKENS_PATH = '/api/tokens';
+
+/** No token by that id stands (never made, expired or revoked already): 404. */
+class UnknownToken extends Error {
+  constructor(id: string) {
+    super(`No token ${id} stands (unknown, expired or already revoked)`);
+  }
+}
 
 /** A route this waker was built without (no metrics registry): 404. */
 class UnknownRoute extends Error {
@@ -229,6 +253,65 @@ export const ROUTES: RouteDef[] = [
     },
   },
   {
+    name: 'pages',
+    method: 'get',
+    path: `${WAKER_PATHS.personas}/:name/pages`,
+    auth: true,
+    handler: async (ctx) => ctx.deps.pages(named(ctx)),
+  },
+  {
+    name: 'token-mint',
+    method: 'post',
+    path: TOKENS_PATH,
+    auth: true,
+    body: Joi.object({
+      persona: Joi.string().max(200).required(),
+      scope: Joi.string()
+        .valid(...TOKEN_SCOPES)
+        .required(),
+      ttl_s: Joi.number().integer().min(1).max(MAX_TTL_S).default(3600),
+      page_id: Joi.string()
+        .min(1)
+        .max(128)
+        .pattern(/^[\x20-\x7e]+$/)
+        .allow(null)
+        .default(null),
+      label: Joi.string().max(100).allow(null).default(null),
+    }),
+    handler: async ({ deps, body }) => {
+      const persona = deps.fleet.get(String(body.persona));
+      const scope = TOKEN_SCOPES.find((s) => s === body.scope) ?? 'read';
+      const { info, token } = deps.tokens.mint({
+        persona: persona.name,
+        scope,
+        ttl_s: typeof body.ttl_s === 'number' ? body.ttl_s : 3600,
+        page_id: typeof body.page_id === 'string' ? body.page_id : null,
+        label: typeof body.label === 'string' ? body.label : null,
+      });
+      deps.logger.info('token made', { id: info.id, persona: info.persona, scope: info.scope });
+      return { ...info, token };
+    },
+  },
+  {
+    name: 'tokens',
+    method: 'get',
+    path: TOKENS_PATH,
+    auth: true,
+    handler: async ({ deps }) => ({ tokens: deps.tokens.list() }),
+  },
+  {
+    name: 'token-revoke',
+    method: 'delete',
+    path: `${TOKENS_PATH}/:id`,
+    auth: true,
+    handler: async ({ deps, params }) => {
+      const id = String(params.id);
+      if (!deps.tokens.revoke(id)) throw new UnknownToken(id);
+      deps.logger.info('token revoked', { id });
+      return { id, revoked: true };
+    },
+  },
+  {
     name: 'metrics',
     method: 'get',
     path: WAKER_PATHS.metrics,
@@ -264,8 +347,14 @@ export const ROUTES: RouteDef[] = [
  * `{error}` body. Anything else is a 500 that names nothing.
  */
 function errorStatus(err: unknown): number | null {
-  if (err instanceof UnknownPersona || err instanceof NoSupervisor || err instanceof UnknownRoute)
+  if (
+    err instanceof UnknownPersona ||
+    err instanceof NoSupervisor ||
+    err instanceof UnknownRoute ||
+    err instanceof UnknownToken
+  )
     return 404;
+  if (err instanceof TokenLimit) return 409;
   if (err instanceof BadRequest) return 400;
   if (err instanceof MoveRefused) return 409;
   if (err instanceof MoveError) {
@@ -281,10 +370,22 @@ function errorStatus(err: unknown): number | null {
   return null;
 }
 
-/** `Authorization: Bearer <SERVICE_KEY>`, answered as every service of the product answers it. */
-function requireKey(serviceKey: string | null) {
+/**
+ * `Authorization: Bearer <SERVICE_KEY>`, answered as every service of the product answers it,
+ * through the guard the persona ports share: failed attempts are throttled per address.
+ */
+function requireKey(deps: ApiDeps) {
   return (req: Request, _res: Response, next: NextFunction): void => {
-    checkServiceKey(req.headers.authorization, serviceKey);
+    try {
+      deps.guard.check(
+        { authorization: req.headers.authorization, address: req.socket.remoteAddress },
+        KEY_ONLY,
+        null,
+      );
+    } catch (err) {
+      if (err instanceof AuthRefusal) deps.refusals?.refused('api', err.reason);
+      throw err;
+    }
     next();
   };
 }
@@ -301,7 +402,7 @@ function guardMethods(app: express.Express): void {
 export function createApp(deps: ApiDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
-  const auth = requireKey(deps.serviceKey);
+  const auth = requireKey(deps);
   for (const r of ROUTES) {
     const run = (req: Request, res: Response, next: NextFunction): void => {
       let query: Record<string, unknown> = {};
@@ -339,7 +440,7 @@ export function createApp(deps: ApiDeps): express.Express {
   });
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (err instanceof AuthError) {
-      res.status(err.status).json(err.body);
+      res.status(err.status).set(err.headers).json(err.body);
       return;
     }
     const status = errorStatus(err);

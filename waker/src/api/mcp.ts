@@ -2,13 +2,18 @@ import express from 'express';
 import type { Router } from 'express';
 import type { PersonaInfo } from '@persona-browser/contracts';
 import type { Logger } from '@persona-browser/service-kit';
-import { checkServiceKey } from '@persona-browser/service-kit';
+import type { AuthGuard } from '@persona-browser/service-kit';
+import { AuthRefusal, KEY_ONLY } from '@persona-browser/service-kit';
+import type { RefusalCounter } from '../metrics/prometheus';
 import { ArgumentError, fleetCatalog, McpHost, RestTarget } from '@persona-browser/mcp';
 import type { Persona } from '../persona';
 
 export interface FleetMcpDeps {
   fleet: { list(): PersonaInfo[]; get(name: string): Persona };
   serviceKey: string | null;
+  /** The waker's credential check: its MCP takes the service key alone, throttled. */
+  guard: AuthGuard;
+  refusals?: RefusalCounter | null;
   logger: Logger;
   version: string;
 }
@@ -56,7 +61,16 @@ export class FleetMcp {
   router(): Router {
     const r = express.Router();
     r.all('/mcp', express.json({ limit: '1mb' }), (req, res, next) => {
-      checkServiceKey(req.headers.authorization, this.deps.serviceKey);
+      try {
+        this.deps.guard.check(
+          { authorization: req.headers.authorization, address: req.socket.remoteAddress },
+          KEY_ONLY,
+          null,
+        );
+      } catch (err) {
+        if (err instanceof AuthRefusal) this.deps.refusals?.refused('mcp', err.reason);
+        throw err;
+      }
       if (!this.host) {
         res.status(503).json({ success: false, error: 'The waker is starting', page_id: null });
         return;

@@ -1,5 +1,7 @@
 import type { MetricsSample, PersonaState } from '@persona-browser/contracts';
 import { PERSONA_STATES } from '@persona-browser/contracts';
+import type { RefusalReason } from '@persona-browser/service-kit';
+import { REFUSAL_REASONS } from '@persona-browser/service-kit';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export const FLEET_PREFIX = 'persona_browser_fleet_';
@@ -20,6 +22,14 @@ export interface PersonaCounters {
   crashed(persona: string): void;
   /** A request through the persona's front door ended (`status` null: the client hung up first). */
   request(persona: string, status: number | null, seconds: number): void;
+}
+
+/** Where the waker refuses a credential: a persona's port, its own API, or its MCP endpoint. */
+export type Door = 'persona' | 'api' | 'mcp';
+
+/** Refusals of a credential, counted by door and reason (service-kit's REFUSAL_REASONS). */
+export interface RefusalCounter {
+  refused(door: Door, reason: RefusalReason): void;
 }
 
 /** A persona as the state gauge reads it, at scrape time. */
@@ -55,7 +65,7 @@ const statusClass = (status: number | null): string =>
  * read from their owners (the personas, the sampler) when Prometheus scrapes; wakes, sleeps,
  * restarts, crashes and front-door requests are counted where they happen.
  */
-export class FleetMetrics implements PersonaCounters {
+export class FleetMetrics implements PersonaCounters, RefusalCounter {
   readonly registry = new Registry();
   private readonly wakes: Counter<'persona'>;
   private readonly wakeSeconds: Histogram<'persona' | 'result'>;
@@ -64,6 +74,7 @@ export class FleetMetrics implements PersonaCounters {
   private readonly restarts: Counter<'persona'>;
   private readonly crashes: Counter<'persona'>;
   private readonly requests: Histogram<'persona' | 'status_class'>;
+  private readonly refusals: Counter<'door' | 'reason'>;
 
   constructor(sources: FleetSources) {
     const registers = [this.registry];
@@ -101,6 +112,16 @@ export class FleetMetrics implements PersonaCounters {
       buckets: REQUEST_BUCKETS,
       registers,
     });
+    this.refusals = new Counter({
+      name: `${FLEET_PREFIX}auth_refusals_total`,
+      help:
+        "Requests refused for their credential, by door (a persona's port, the waker's API, its " +
+        'MCP) and reason (missing, invalid, expired, revoked, persona, scope, page, throttled)',
+      labelNames: ['door', 'reason'],
+      registers,
+    });
+    for (const door of ['persona', 'api', 'mcp'] as const)
+      for (const reason of REFUSAL_REASONS) this.refusals.inc({ door, reason }, 0);
     new Gauge({
       name: `${FLEET_PREFIX}persona_state`,
       help: "1 for each persona's current state (and node in a cluster), 0 for the others",
@@ -212,6 +233,10 @@ export class FleetMetrics implements PersonaCounters {
 
   request(persona: string, status: number | null, seconds: number): void {
     this.requests.observe({ persona, status_class: statusClass(status) }, seconds);
+  }
+
+  refused(door: Door, reason: RefusalReason): void {
+    this.refusals.inc({ door, reason });
   }
 
   async scrape(): Promise<{ contentType: string; text: string }> {
