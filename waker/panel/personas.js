@@ -10,6 +10,7 @@ import { byId, el, localTime, text } from '/ui/dom.js';
 import { ago, api, notify, state } from './core.js';
 import { nodeCell, showNodeColumn, updateNodeCell } from './cluster.js';
 import { siteCheckParts, updateSiteChecks } from './site-checks.js';
+import { personaBase, shareButton } from './live-links.js';
 
 /** @typedef {import('@persona-browser/contracts').PersonaInfo} PersonaInfo */
 /** @typedef {import('@persona-browser/contracts').ProxyStatus} ProxyStatus */
@@ -42,9 +43,6 @@ let personasShown = () => {};
 export const onPersonasShown = (/** @type {() => void} */ fn) => {
   personasShown = fn;
 };
-
-/** The persona's own port on the host this panel was loaded from. */
-const personaBase = (/** @type {number} */ port) => 'http://' + location.hostname + ':' + port;
 
 /** @type {Map<string, Row>} rows are kept and updated in place, never rebuilt */
 const rows = new Map();
@@ -137,6 +135,13 @@ function createRow(name) {
   }
   const siteChecks = siteCheckParts(name);
   cells.actions.append(siteChecks);
+  const share = shareButton(
+    name,
+    () => Number(state.personas?.find((p) => p.name === name)?.port),
+    cells.actions,
+  );
+  buttons.share = share;
+  cells.actions.append(share);
   const tr = el('tr', { data: { persona: name } }, ...Object.values(cells));
   return { tr, cells, buttons, siteChecks };
 }
@@ -214,6 +219,13 @@ function updateRow(row, p) {
   for (const a of ACTIONS) {
     const b = row.buttons[a.action];
     if (b) updateButton(b, p, a);
+  }
+  const share = row.buttons.share;
+  if (share) {
+    // Pages live in a running worker only.
+    share.disabled = p.state !== 'running';
+    if (share.disabled) share.setAttribute('title', 'Pages exist while the persona runs');
+    else share.removeAttribute('title');
   }
   updateSiteChecks(row.siteChecks, text(p.name));
 }

@@ -2,8 +2,8 @@
  * The page a browser gets for the panel, the live view or the API docs of a persona that sleeps,
  * when it asked without a credential (a page load carries none). Loading it wakes nothing: a
  * scanner fetching `/` of every port costs no browser. The page wakes the persona itself when it
- * holds a credential: a token in the address's fragment (a live-view link, `#token=…`, never
- * sent in a URL) or the key the persona's panel keeps in this browser; else it asks for the key.
+ * holds a credential: a token or key in the address's fragment (a live-view link, `#token=…`
+ * or the fleet panel's `#key=…`, never sent in a URL) or the key the persona's panel keeps in this browser; else it asks for the key.
  * It then loads the same address again, now served by the woken worker.
  */
 export function asleepPage(persona: string, state: string, keyName: string): string {
@@ -27,7 +27,9 @@ input{font:inherit;width:100%;box-sizing:border-box;padding:.4rem}button{font:in
   const KEY = ${JSON.stringify(keyName)};
   const say = (t) => (document.getElementById('say').textContent = t);
   const why = (t) => (document.getElementById('why').textContent = t);
-  const fromHash = new URLSearchParams(location.hash.slice(1)).get('token');
+  // A live-view link's token, or the key the fleet panel's own live-view link carries.
+  const hash = new URLSearchParams(location.hash.slice(1));
+  const fromHash = hash.get('token') || hash.get('key');
   let stored = null;
   try { stored = localStorage.getItem(KEY); } catch (e) {}
   async function wake(credential, keep) {
