@@ -3,8 +3,9 @@ import type { SupervisorStatus } from '@persona-browser/contracts';
 import { SUPERVISOR_PATHS } from '@persona-browser/contracts';
 import {
   AuthError,
+  AuthGuard,
+  KEY_ONLY,
   answerWrongMethod,
-  checkServiceKey,
   errorEnvelope,
   sendJson,
 } from '@persona-browser/service-kit';
@@ -12,12 +13,15 @@ import {
 /**
  * The supervisor's one route, `GET /api/supervisor`, behind the service key (the waker relays
  * it on its own port). It answers while the waker is down, which is when it matters most.
- * Errors are the product's: the envelope, 405 with `Allow`, and the `{detail}` of auth.
+ * Errors are the product's: the envelope, 405 with `Allow`, and the `{detail}` of auth; an
+ * address that keeps presenting wrong keys meets 429 as at every door of the product.
  */
 export function createStatusServer(
   status: () => SupervisorStatus,
   serviceKey: string | null,
+  failuresPerMinute?: number,
 ): http.Server {
+  const guard = new AuthGuard({ serviceKey, failuresPerMinute });
   return http.createServer((req, res) => {
     const { pathname } = new URL(req.url ?? '/', 'http://supervisor');
     if (pathname !== SUPERVISOR_PATHS.status) {
@@ -27,9 +31,13 @@ export function createStatusServer(
       return answerWrongMethod(req, res, pathname, ['GET']);
     }
     try {
-      checkServiceKey(req.headers.authorization, serviceKey);
+      guard.check(
+        { authorization: req.headers.authorization, address: req.socket.remoteAddress },
+        KEY_ONLY,
+        null,
+      );
     } catch (err) {
-      if (err instanceof AuthError) return sendJson(res, err.status, err.body);
+      if (err instanceof AuthError) return sendJson(res, err.status, err.body, err.headers);
       throw err;
     }
     sendJson(res, 200, status());
