@@ -86,22 +86,27 @@ export function pathOf(url: string): string {
 export function accessOf(method: string, url: string): AccessNeed {
   const m = method.toUpperCase();
   const reads = m === 'GET' || m === 'HEAD';
-  const path = pathOf(url);
+  const raw = pathOf(url);
+  // Express matches routes in any case (`/API/V1/SYSTEM/UPDATE` is the update route): the
+  // classification must too, or such a spelling would pass for a public file. Page ids keep
+  // their case.
+  const path = raw.toLowerCase();
   if (STATUS_PATHS.has(path) && reads) return need('status');
   if (/^\/api\/v1\/plugins\/.+\/docs$/.test(path) && reads) return need('status');
   if (KEY_PATHS.has(path)) return need('key');
   if (LIVE_PATHS.has(path)) return need('live', null, true);
   const seg = path.split('/').slice(1);
+  const rawSeg = raw.split('/').slice(1);
   // /api/v1/ops/{page}/{action}, /api/v1/primitive/{page}/{action}
   if (seg[0] === 'api' && seg[1] === 'v1' && (seg[2] === 'ops' || seg[2] === 'primitive')) {
-    const page = seg.length >= 5 && seg[3] !== undefined ? decoded(seg[3]) : null;
+    const page = seg.length >= 5 && rawSeg[3] !== undefined ? decoded(rawSeg[3]) : null;
     const action = seg[4] ?? '';
     const reading = seg[2] === 'ops' && READ_ROUTES.some(([rm, a]) => a === action && rm === m);
     return need(reading ? 'read' : 'full', page);
   }
   // /api/v1/{page}/plugin/{path…}
-  if (seg[0] === 'api' && seg[1] === 'v1' && seg[3] === 'plugin' && seg[2] !== undefined) {
-    return need('full', decoded(seg[2]));
+  if (seg[0] === 'api' && seg[1] === 'v1' && seg[3] === 'plugin' && rawSeg[2] !== undefined) {
+    return need('full', decoded(rawSeg[2]));
   }
   if (seg[0] === 'api' || seg[0] === 'mcp' || seg[0] === 'json' || seg[0] === 'devtools')
     return need('full');

@@ -72,6 +72,11 @@ describe('accessOf: what a request to a persona needs', () => {
     ['GET', '/vnc/websockify', 'live', null],
     ['POST', '/vnc/control', 'live', null],
     ['DELETE', '/', 'full', null],
+    // Express matches any case: so does the classification (page ids keep theirs).
+    ['GET', '/API/V1/SYSTEM/UPDATE', 'key', null],
+    ['GET', '/Api/v1/Ops/PageOne/Screenshot', 'read', 'PageOne'],
+    ['POST', '/MCP', 'full', null],
+    ['GET', '/API/V1/SYSTEM/STATUS', 'status', null],
   ])('%s %s needs %s (page %s)', (method, url, access, pageId) => {
     expect(accessOf(method, url)).toMatchObject({ access, pageId });
   });
