@@ -21,10 +21,11 @@ export function expectEnvelope(r: ApiResponse<Body>, status: number, pageId: str
 }
 
 /**
- * One worker (persona `auth`, with page TARGET) and the fixture for a file of client-mistake
- * tests; after every test the worker must still be up with its browser.
+ * One worker (persona `auth`, with page TARGET, and `env` on top of the test kit's) and the
+ * fixture for a file of client-mistake tests; after every test the worker must still be up with
+ * its browser.
  */
-export function useMistakeWorker() {
+export function useMistakeWorker(env: Record<string, string> = {}) {
   const ctx = {} as { w: RunningWorker; fx: Fixture };
 
   async function poolPages(): Promise<PageEntry[]> {
@@ -55,7 +56,7 @@ export function useMistakeWorker() {
 
   beforeAll(async () => {
     ctx.fx = await startFixture();
-    ctx.w = await startWorker({ persona: 'auth' });
+    ctx.w = await startWorker({ persona: 'auth', env });
     await ctx.w.waitInitialized();
     await createPage(TARGET);
   });

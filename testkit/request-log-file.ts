@@ -2,7 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /** The columns docs/api.md gives for a request log row, in order. */
-export const LOG_HEADER = 'time,event,id,method,kind,name,path,status,ms';
+export const LOG_HEADER = 'time,event,id,method,kind,name,path,status,ms,credential,label';
+/** The header of files written before `credential` and `label` were added. */
+export const OLD_LOG_HEADER = 'time,event,id,method,kind,name,path,status,ms';
+const FIELDS = LOG_HEADER.split(',').length;
+const OLD_FIELDS = OLD_LOG_HEADER.split(',').length;
 
 export interface LogRow {
   time: string;
@@ -14,6 +18,10 @@ export interface LogRow {
   path: string;
   status: string;
   ms: string;
+  /** `key`, a token's id, or empty (also for rows written before the column). */
+  credential: string;
+  /** The token's label, or empty. */
+  label: string;
   /** The file the row was read from (`YYYY-MM-DD.csv`). */
   file: string;
 }
@@ -50,7 +58,11 @@ export function parseCsv(text: string): string[][] {
   return records;
 }
 
-/** Every row of every day file under `<dataDir>/requests/`, oldest file first. */
+/**
+ * Every row of every day file under `<dataDir>/requests/`, oldest file first. A file an older
+ * worker began has the old header, its rows 9 fields, and the rows a newer worker appended to it
+ * 11; a file with the current header has 11 in every row.
+ */
 export function readLogRows(dataDir: string): LogRow[] {
   const folder = path.join(dataDir, 'requests');
   if (!fs.existsSync(folder)) return [];
@@ -58,12 +70,14 @@ export function readLogRows(dataDir: string): LogRow[] {
   for (const file of fs.readdirSync(folder).sort()) {
     if (!/^\d{4}-\d{2}-\d{2}\.csv$/.test(file)) continue;
     const [header, ...records] = parseCsv(fs.readFileSync(path.join(folder, file), 'utf8'));
-    if (header?.join(',') !== LOG_HEADER) {
+    const old = header?.join(',') === OLD_LOG_HEADER;
+    if (!old && header?.join(',') !== LOG_HEADER) {
       throw new Error(`${file} starts with ${JSON.stringify(header)}, not the documented header`);
     }
     for (const r of records) {
-      const [time, event, id, method, kind, name, p, status, ms] = r;
-      if (r.length !== 9) throw new Error(`${file}: row with ${r.length} fields: ${r.join(',')}`);
+      const [time, event, id, method, kind, name, p, status, ms, credential, label] = r;
+      if (r.length !== FIELDS && !(old && r.length === OLD_FIELDS))
+        throw new Error(`${file}: row with ${r.length} fields: ${r.join(',')}`);
       rows.push({
         time: time as string,
         event: event as string,
@@ -74,6 +88,8 @@ export function readLogRows(dataDir: string): LogRow[] {
         path: p as string,
         status: status as string,
         ms: ms as string,
+        credential: credential ?? '',
+        label: label ?? '',
         file,
       });
     }

@@ -238,7 +238,7 @@ export class AuthGuard {
   }
 }
 
-/** The `{detail}` of a 401: SPEC's own for a missing or wrong key, what happened for a token. */
+/** The `{detail}` of a 401: the API's own for a missing or wrong key, what happened for a token. */
 function refusalDetail(reason: RefusalReason): string {
   switch (reason) {
     case 'expired':

@@ -1,4 +1,7 @@
 import winston from 'winston';
+import type { RedactRules } from './redact-tree';
+import { redactTree } from './redact-tree';
+import { isRecord } from './guards';
 import { SecretValues } from './secrets';
 
 export type Logger = winston.Logger;
@@ -12,32 +15,35 @@ const SECRET_PARAM =
 export const redactUrlSecrets = (text: string): string =>
   text.replace(SECRET_PARAM, '$1[redacted]');
 
-/** Replaces values of secret-looking fields (and the given literal secrets) with `[redacted]`. */
-export function redact(value: unknown, secrets: readonly string[], depth = 0): unknown {
-  if (typeof value === 'string') {
-    return secrets.reduce(
+/** Values one log line may hold: past them the rest are replaced (a line is not a dump). */
+export const MAX_LOGGED_VALUES = 20_000;
+
+/** The rules of `redact`: literal secrets and URL secrets hidden, secret-named fields blanked. */
+const logRules = (secrets: readonly string[]): RedactRules => ({
+  text: (value) =>
+    secrets.reduce(
       (s, secret) => (secret ? s.split(secret).join('[redacted]') : s),
       redactUrlSecrets(value),
-    );
-  }
-  if (value instanceof Error) return { name: value.name, message: redact(value.message, secrets) };
-  if (!value || typeof value !== 'object' || depth > 4) return value;
-  if (Array.isArray(value)) return value.map((v) => redact(v, secrets, depth + 1));
-  return redactFields(value, secrets, depth);
+    ),
+  field: (key, value) =>
+    SECRET_KEY.test(key) && typeof value === 'string' ? '[redacted]' : undefined,
+  shape: (value) => (value instanceof Error ? { name: value.name, message: value.message } : value),
+  maxNodes: MAX_LOGGED_VALUES,
+});
+
+/**
+ * Replaces values of secret-looking fields (and the given literal secrets) with `[redacted]`,
+ * at any depth (see redact-tree.ts: cycles, very deep and very large values are replaced, never
+ * passed through).
+ */
+export function redact(value: unknown, secrets: readonly string[]): unknown {
+  return redactTree(value, logRules(secrets));
 }
 
 /** An object's fields redacted as `redact` does: a secret-looking field's text is hidden. */
-function redactFields(
-  value: object,
-  secrets: readonly string[],
-  depth = 0,
-): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    out[k] =
-      SECRET_KEY.test(k) && typeof v === 'string' ? '[redacted]' : redact(v, secrets, depth + 1);
-  }
-  return out;
+function redactFields(value: object, secrets: readonly string[]): Record<string, unknown> {
+  const out = redactTree(value, logRules(secrets));
+  return isRecord(out) ? out : {};
 }
 
 export interface LoggerOptions {

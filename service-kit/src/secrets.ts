@@ -1,3 +1,5 @@
+import { redactTree } from './redact-tree';
+
 /** Shorter values would hide ordinary text (a year, a PIN-sized number in every page). */
 export const MIN_SECRET_LENGTH = 4;
 /** Values a plugin learned during calls (one-time codes, QR contents) are kept this many at most. */
@@ -59,12 +61,12 @@ export class SecretValues {
     return out;
   }
 
-  /** Every string inside `value` (arrays and plain objects walked) redacted; the rest as is. */
+  /**
+   * Every string inside `value` (arrays and objects walked, at any depth) redacted; the rest as
+   * is. A cycle, or nesting past redact-tree's MAX_DEPTH, is replaced, never passed through.
+   */
   redactAll(value: unknown): unknown {
-    if (typeof value === 'string') return this.redact(value);
-    if (Array.isArray(value)) return value.map((v) => this.redactAll(v));
-    if (!value || typeof value !== 'object') return value;
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.redactAll(v)]));
+    return redactTree(value, { text: (text) => this.redact(text) });
   }
 
   private rebuild(): void {

@@ -135,7 +135,7 @@ describe('AuthGuard', () => {
     expect(guard.check({ authorization: undefined, address: 'x' }, status, 'alice')).toBeNull();
   });
 
-  test('no key, a wrong key: 401 with SPEC’s body; no key configured: 500', () => {
+  test('no key, a wrong key: 401 with the API’s body; no key configured: 500', () => {
     const guard = new AuthGuard({ serviceKey: KEY });
     expect(refusal(guard, { authorization: undefined, address: 'a' }, navigate)).toEqual({
       status: 401,

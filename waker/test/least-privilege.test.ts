@@ -6,6 +6,8 @@ import { navigatorStatusSchema, pingSchema, poolStatusSchema } from '@persona-br
 import { bearer, callFrom, upgradeStatus } from '@persona-browser/testkit/door';
 import type { Fixture } from '@persona-browser/testkit/fixture';
 import { startFixture } from '@persona-browser/testkit/fixture';
+import type { ClientBrowser } from '@persona-browser/testkit/client-browser';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { fleetPids, workerPid } from '@persona-browser/testkit/fleet-procs';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
 import {
@@ -20,7 +22,7 @@ import {
 /**
  * Least privilege at the front door, on the process driver with real workers: nothing wakes a
  * sleeping persona without its key or a token of it; its public routes are answered by the
- * waker in SPEC's shapes; tokens the waker makes open what their scope names and nothing else,
+ * waker in the worker's shapes; tokens the waker makes open what their scope names and nothing else,
  * are refused within a second of their revocation or expiry, and survive a restart of the
  * waker; a burst of wrong keys from one address meets 429 while the right key is served.
  *
@@ -98,7 +100,7 @@ const mcpInitialize = {
 };
 const mcpHeaders = { accept: 'application/json, text/event-stream' };
 
-test("a sleeping persona's public routes answer in SPEC's shapes, from the waker, and wake nothing", async () => {
+test("a sleeping persona's public routes answer in the worker's shapes, from the waker, and wake nothing", async () => {
   await asleep('alice');
   const from = '127.0.0.2';
   const status = await callFrom(from, `${alice()}/api/v1/system/status`);
@@ -350,6 +352,101 @@ test('tokens and revocations survive a restart of the waker; the file keeps no t
   await stillAsleep('alice');
   // The kept one still opens alice: it wakes her (the page does not exist there: 404).
   expect(await get(from, `${alice()}/api/v1/ops/none/screenshot`, kept.token)).toBe(404);
+});
+
+describe('in a browser', () => {
+  let client: ClientBrowser;
+  beforeAll(async () => {
+    client = await launchClientBrowser();
+  });
+  afterAll(async () => {
+    await client?.close();
+  });
+
+  /** The control state alice's worker reports (read with the key). */
+  const control = async (): Promise<{ controlled: boolean; page_id: string | null }> =>
+    (await callFrom('127.0.0.1', `${alice()}/vnc/control`, { headers: bearer(KEY) })).body;
+
+  test('the fleet panel makes a live-view link for one page, and the link drives that page', async () => {
+    expect((await api('127.0.0.1', '/api/personas/alice/wake', 'POST')).status).toBe(200);
+    for (const id of ['shared', 'other']) {
+      await post('127.0.0.1', `${alice()}/api/v1/ops/${id}/destroy-page`, KEY);
+      expect(
+        await post('127.0.0.1', `${alice()}/api/v1/ops/create-page`, KEY, { page_id: id }),
+      ).toBe(200);
+    }
+    const panel = await client.browser.newPage();
+    const viewer = await client.browser.newPage();
+    try {
+      await panel.goto(`${waker.url}/`, { waitUntil: 'load' });
+      await panel.type('#key-input', KEY);
+      await panel.click('#key-save');
+      const share = 'button[data-action="share"][data-persona="alice"]:not([disabled])';
+      await panel.waitForSelector(share);
+      await panel.click(share);
+      await panel.waitForSelector('form[data-share="alice"] select[name="page"]');
+      await panel.select('form[data-share="alice"] select[name="page"]', 'shared');
+      await panel.click('form[data-share="alice"] button[type="submit"]');
+      const link = await panel.waitForFunction(
+        () =>
+          document.querySelector<HTMLInputElement>('input[data-field="live-url"]')?.value || null,
+        { timeout: 15_000 },
+      );
+      const url = String(await link.jsonValue());
+      expect(url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${ports.alice}/vnc/#token=pbt_`));
+      // The token is the waker's: listed with what the panel asked, never with its secret.
+      const tokens = (await api('127.0.0.1', '/api/tokens')).body.tokens as Array<
+        Record<string, unknown>
+      >;
+      expect(tokens).toContainEqual(
+        expect.objectContaining({ persona: 'alice', scope: 'live', page_id: 'shared' }),
+      );
+      // Opened by a person (no key typed), the viewer takes control of that page at once.
+      await viewer.goto(url, { waitUntil: 'load' });
+      await until(
+        async () => ((await control()).page_id === 'shared' ? true : null),
+        20_000,
+        'the link to take control of its page',
+      );
+      expect(await viewer.evaluate(() => location.hash)).toBe('');
+      expect(await viewer.$eval('#key-form', (f) => (f as HTMLElement).hidden)).toBe(true);
+      // And of no other: its session may not take another page.
+      const other = await viewer.evaluate(async () => {
+        const r = await fetch('/vnc/control', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ page_id: 'other' }),
+        });
+        return r.status;
+      });
+      expect(other).toBe(403);
+      expect((await control()).page_id).toBe('shared');
+    } finally {
+      await viewer.close().catch(() => undefined);
+      await panel.close().catch(() => undefined);
+    }
+  });
+
+  test('a page load of a sleeping persona wakes it only with a credential', async () => {
+    await asleep('alice');
+    // A browser that never held alice's key (the panel's tests store none for her port anyway).
+    const context = await client.browser.createBrowserContext();
+    const page = await context.newPage();
+    try {
+      // Without one: the page says the persona sleeps and asks for the key; nothing wakes.
+      await page.goto(`${alice()}/vnc/`, { waitUntil: 'load' });
+      await page.waitForSelector('#form:not([hidden])');
+      expect(await page.$eval('h1', (h) => h.textContent)).toBe('Persona alice is sleeping');
+      await stillAsleep('alice');
+      // With a token in the link's fragment, the page wakes alice and becomes her viewer.
+      const { token } = await mint('alice', 'live');
+      await page.goto(`${alice()}/vnc/#token=${token}`, { waitUntil: 'load' });
+      await page.waitForSelector('#screen', { timeout: 60_000 });
+      expect((await waker.persona('alice')).state).toBe('running');
+    } finally {
+      await context.close().catch(() => undefined);
+    }
+  });
 });
 
 async function get(from: string, url: string, credential: string | null): Promise<number> {

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import express from 'express';
 import type { Navigator } from './browser/navigator';
-import type { Authenticator } from './http/auth';
+import { answerBodyError, deferBodyError } from './http/body-error';
 import { docsRouter, localOnly } from './http/docs';
 import { errorHandler, notFound } from './http/error-handler';
 import { fastStatus } from './http/fast-status';
@@ -46,8 +46,6 @@ export interface AppDeps extends SystemDeps {
   navigator: Navigator;
   tracker: RequestTracker;
   serviceKey: string | null;
-  /** The one door of this worker: key or token, throttled (shared with live view, DevTools, MCP). */
-  auth: Authenticator;
   logger: Logger;
   version: string;
   /** Check every response against its declared schema; a mismatch is a logged 500 (tests). */
@@ -87,7 +85,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...networkRoutes(deps.captures),
     ...visionRoutes(deps.vision),
     ...primitiveRoutes(),
-    ...personRoutes(deps.live?.control),
+    ...personRoutes(deps.live?.asks),
     ...mediaRoutes(deps.media),
     ...(deps.metrics ? prometheusRoutes(deps.metrics) : []),
     ...(deps.plugins
@@ -131,11 +129,18 @@ export function createApp(deps: AppDeps): express.Express {
   if (deps.metrics) app.use(deps.metrics.callTimer());
   // Any content type is read as JSON: `curl -d '{…}'` without a header still works. A request
   // without a body (most calls on a page) skips the parser: reading an empty stream to its end
-  // costs a turn of the event loop and a fifth of a millisecond for nothing.
+  // costs a turn of the event loop and a fifth of a millisecond for nothing. A body that does
+  // not parse is answered after the route's credential check (see body-error.ts).
   const json = express.json({ limit: BODY_LIMIT, type: () => true, strict: true });
   app.use((req, res, next) => {
-    if (hasBody(req)) json(req, res, next);
-    else next();
+    if (!hasBody(req)) {
+      next();
+      return;
+    }
+    json(req, res, (err?: unknown) => {
+      if (err !== undefined) deferBodyError(res.locals, err);
+      next();
+    });
   });
   const routes = allRoutes(deps);
   const api = express.Router();
@@ -144,6 +149,7 @@ export function createApp(deps: AppDeps): express.Express {
     auth: deps.auth,
   });
   app.use(api);
+  app.use(answerBodyError);
   let openApi: Promise<Record<string, unknown>> | null = null;
   app.use(
     docsRouter(

@@ -1,7 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
-import { ConfigError, layeredEnv, validateEnv } from '@persona-browser/service-kit';
+import {
+  ConfigError,
+  DEFAULT_FAILURES_PER_MINUTE,
+  layeredEnv,
+  validateEnv,
+} from '@persona-browser/service-kit';
 import type { PageTiming } from './browser/timing';
 import { DEFAULT_TIMING } from './browser/timing';
 import type { BrandClaim, PlatformName } from './identity/platform';
@@ -12,6 +17,9 @@ export interface Config {
   host: string;
   port: number;
   serviceKey: string | null;
+  /** Failed credentials one client address may present in a minute before it is answered 429
+   * (`AUTH_FAILURES_PER_MINUTE`; 0: never). The right credential is always served. */
+  authFailuresPerMinute: number;
   personaDir: string | null;
   /** The persona's name in ping: `PERSONA_NAME`, else the folder's name (null without one). */
   personaName: string | null;
@@ -42,6 +50,9 @@ export interface Config {
   /** Keep outside DevTools clients' `Runtime.enable` from their pages, telling them the pages'
    * execution contexts instead (`DEVTOOLS_QUIET_RUNTIME`, on by default; off passes it on). */
   devtoolsQuietRuntime: boolean;
+  /** Unsent bytes a DevTools client may leave queued before it is dropped
+   * (`DEVTOOLS_CLIENT_BUFFER_MB`). */
+  devtoolsClientBufferBytes: number;
   /** Agents' MCP sessions: the ttl of their leases (renewed every third of it while the session
    * lives) and how long a session may go without a request before it ends. */
   mcp: { leaseTtlS: number; idleMs: number };
@@ -55,6 +66,9 @@ export interface Config {
   /** Screen recordings (`dataDir/recordings/`) of plugin calls (`RECORDING`) and of whole
    * leases (`RECORDING_LEASES`): frames a second, and retention as the bundles have it. Null:
    * neither is on. */
+  /** What the frames of every recording under way may hold in memory together
+   * (`RECORDING_MEMORY_MB`); a recording that would pass it stops growing (truncated). */
+  recordingMemoryBytes: number;
   recording: {
     calls: boolean;
     leases: boolean;
@@ -95,6 +109,7 @@ interface WorkerEnv {
   HOST: string;
   PORT: number;
   SERVICE_KEY?: string;
+  AUTH_FAILURES_PER_MINUTE: number;
   PERSONA_DIR?: string;
   PERSONA_NAME?: string;
   BROWSER_PROFILE: string;
@@ -114,6 +129,7 @@ interface WorkerEnv {
   VNC_PORT?: number;
   DEVTOOLS_PORT?: number;
   DEVTOOLS_QUIET_RUNTIME: boolean;
+  DEVTOOLS_CLIENT_BUFFER_MB: number;
   MCP_LEASE_SECONDS: number;
   MCP_IDLE_SECONDS: number;
   MEDIA_TTL_SECONDS: number;
@@ -125,6 +141,7 @@ interface WorkerEnv {
   RECORDING_FPS: number;
   RECORDING_RETENTION_DAYS: number;
   RECORDING_CAP_MB: number;
+  RECORDING_MEMORY_MB: number;
   VISION_BASE_URL: string;
   VISION_MODEL: string;
   VISION_PRICE_INPUT_PER_MTOK: number;
@@ -147,6 +164,11 @@ const schema = Joi.object<WorkerEnv, true>({
   HOST: Joi.string().default('0.0.0.0'),
   PORT: Joi.number().integer().min(0).max(65535).default(5000),
   SERVICE_KEY: optionalString,
+  AUTH_FAILURES_PER_MINUTE: Joi.number()
+    .integer()
+    .min(0)
+    .max(100_000)
+    .default(DEFAULT_FAILURES_PER_MINUTE),
   PERSONA_DIR: optionalString,
   PERSONA_NAME: optionalString,
   BROWSER_PROFILE: Joi.string().default('./browser-profile'),
@@ -181,6 +203,11 @@ const schema = Joi.object<WorkerEnv, true>({
   VNC_PORT: Joi.number().integer().min(1).max(65535),
   DEVTOOLS_PORT: Joi.number().integer().min(0).max(65535),
   DEVTOOLS_QUIET_RUNTIME: Joi.boolean().default(true),
+  // A client that reads keeps its queue near empty, and one message always goes onto an empty
+  // queue (a full-page screenshot may be tens of MB by itself): 32 MB is only reached by a
+  // client that stopped reading, and a few such clients stay small beside the ~500 MB a
+  // persona is budgeted (FLEET_MEMORY_DEFAULT_MB).
+  DEVTOOLS_CLIENT_BUFFER_MB: Joi.number().positive().default(32),
   MCP_LEASE_SECONDS: Joi.number().min(3).max(3600).default(120),
   MCP_IDLE_SECONDS: Joi.number().min(1).max(86_400).default(600),
   MEDIA_TTL_SECONDS: Joi.number().positive().default(300),
@@ -192,6 +219,11 @@ const schema = Joi.object<WorkerEnv, true>({
   RECORDING_FPS: Joi.number().min(0.2).max(10).default(2),
   RECORDING_RETENTION_DAYS: Joi.number().positive().default(3),
   RECORDING_CAP_MB: Joi.number().min(0).default(200),
+  // A persona is budgeted ~500 MB (FLEET_MEMORY_DEFAULT_MB; a bare one measures 380 to 510):
+  // frames in memory add at most a quarter of that. 128 MB holds about 6 minutes of a page
+  // that keeps changing (20.8 MB a minute at 2 frames a second) and hours of a still one,
+  // shared by every recording under way.
+  RECORDING_MEMORY_MB: Joi.number().positive().default(128),
   VISION_BASE_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .default('https://generativelanguage.googleapis.com'),
@@ -239,6 +271,7 @@ export function loadConfig(
     host: v.HOST,
     port: v.PORT,
     serviceKey: v.SERVICE_KEY ?? null,
+    authFailuresPerMinute: v.AUTH_FAILURES_PER_MINUTE,
     personaDir,
     personaName: personaDir ? (v.PERSONA_NAME ?? path.basename(personaDir)) : null,
     profileDir: personaDir
@@ -259,6 +292,8 @@ export function loadConfig(
     vncPort: v.VNC_PORT ?? null,
     devtoolsPort: v.DEVTOOLS_PORT ?? null,
     devtoolsQuietRuntime: v.DEVTOOLS_QUIET_RUNTIME,
+    devtoolsClientBufferBytes: Math.round(v.DEVTOOLS_CLIENT_BUFFER_MB * 1024 * 1024),
+    recordingMemoryBytes: Math.round(v.RECORDING_MEMORY_MB * 1024 * 1024),
     mcp: { leaseTtlS: v.MCP_LEASE_SECONDS, idleMs: v.MCP_IDLE_SECONDS * 1000 },
     mediaTtlMs: v.MEDIA_TTL_SECONDS * 1000,
     mediaCapBytes: Math.round(v.MEDIA_CAP_MB * 1024 * 1024),

@@ -9,7 +9,11 @@ import { KEY, startWorker } from '@persona-browser/testkit/worker';
  * refused call changed nothing.
  */
 
-const { ctx, poolPages, pageIds, updateTrigger } = useMistakeWorker();
+// This file presents well over a hundred wrong credentials from one address: with the throttle
+// on they would meet 429 (auth-scopes.test.ts tests the throttle on a worker of its own).
+const { ctx, poolPages, pageIds, updateTrigger } = useMistakeWorker({
+  AUTH_FAILURES_PER_MINUTE: '0',
+});
 
 describe('authentication', () => {
   const t = `/api/v1/ops/${TARGET}`;

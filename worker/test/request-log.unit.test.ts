@@ -4,7 +4,13 @@ import path from 'node:path';
 import { classify } from '../src/http/request-tracker';
 import type { RequestRow } from '../src/log/request-log';
 import { RequestLog } from '../src/log/request-log';
-import { LOG_HEADER, parseCsv } from '@persona-browser/testkit/request-log-file';
+import {
+  LOG_HEADER,
+  OLD_LOG_HEADER,
+  parseCsv,
+  readLogRows,
+} from '@persona-browser/testkit/request-log-file';
+import { requestsPerHour } from '@persona-browser/service-kit';
 
 /** The request log writer on its own, with a hand-driven clock and a scratch folder. */
 
@@ -30,6 +36,8 @@ const row = (id: string, over: Partial<RequestRow> = {}): RequestRow => ({
   kind: 'ops',
   name: 'navigate',
   path: `/api/v1/ops/${id}/navigate`,
+  credential: '',
+  label: '',
   ...over,
 });
 
@@ -49,8 +57,8 @@ describe('RequestLog rows', () => {
     const text = read('2026-03-10');
     expect(text.split('\n')).toEqual([
       LOG_HEADER,
-      '2026-03-10T12:00:00.000Z,start,aaaa0001,POST,ops,navigate,/api/v1/ops/aaaa0001/navigate,,',
-      '2026-03-10T12:00:01.250Z,end,aaaa0001,POST,ops,navigate,/api/v1/ops/aaaa0001/navigate,200,1250',
+      '2026-03-10T12:00:00.000Z,start,aaaa0001,POST,ops,navigate,/api/v1/ops/aaaa0001/navigate,,,,',
+      '2026-03-10T12:00:01.250Z,end,aaaa0001,POST,ops,navigate,/api/v1/ops/aaaa0001/navigate,200,1250,,',
       '',
     ]);
   });
@@ -88,7 +96,7 @@ describe('RequestLog rows', () => {
     log.start(row('dead0001'));
     log.end(row('dead0001'), null, 5012.6);
     const [, end] = records('2026-03-10');
-    expect(end).toHaveLength(9);
+    expect(end).toHaveLength(11);
     expect(end?.[1]).toBe('end');
     expect(end?.[7]).toBe('');
     expect(end?.[8]).toMatch(/^\d+$/);
@@ -114,9 +122,86 @@ describe('RequestLog rows', () => {
     const recs = records('2026-03-10');
     expect(recs).toHaveLength(2);
     for (const r of recs) {
-      expect(r).toHaveLength(9);
+      expect(r).toHaveLength(11);
       expect(r.slice(2, 7)).toEqual(['quote001', 'PO\nST', 'plugin', 'odd,"name"', odd.path]);
     }
+  });
+});
+
+describe('who made each call', () => {
+  const KEY_ROW = { credential: 'key', label: '' };
+  const TOKEN_ROW = { credential: 'tok_0123456789abcdef', label: 'dashboard, "kitchen" screen' };
+
+  test('credential and label close both rows: `key`, a token id and its label, or empty', () => {
+    const log = new RequestLog(dir, now);
+    for (const [id, who] of [
+      ['byk00001', KEY_ROW],
+      ['byt00001', TOKEN_ROW],
+      ['nobody01', { credential: '', label: '' }],
+    ] as const) {
+      log.start(row(id, who));
+      log.end(row(id, who), 200, 4);
+    }
+    const recs = records('2026-03-10');
+    expect(recs.map((r) => [r[1], r[2], r[9], r[10]])).toEqual([
+      ['start', 'byk00001', 'key', ''],
+      ['end', 'byk00001', 'key', ''],
+      ['start', 'byt00001', TOKEN_ROW.credential, TOKEN_ROW.label],
+      ['end', 'byt00001', TOKEN_ROW.credential, TOKEN_ROW.label],
+      ['start', 'nobody01', '', ''],
+      ['end', 'nobody01', '', ''],
+    ]);
+    expect(read('2026-03-10')).toContain(',tok_0123456789abcdef,"dashboard, ""kitchen"" screen"\n');
+  });
+
+  test('a label with line breaks stays on its row: it cannot write a row of its own', async () => {
+    const forged = 'x\n2026-03-10T12:00:00.000Z,start,forged01,GET,ops,navigate,/p,,,,\r\ny';
+    const log = new RequestLog(dir, now);
+    log.start(row('lbl00001', { credential: 'tok_1', label: forged }));
+    const lines = read('2026-03-10').split('\n');
+    expect(lines).toHaveLength(3); // the header, the row, the end of the last line
+    expect(records('2026-03-10').map((r) => r[10])).toEqual([forged.replace(/[\r\n]/g, ' ')]);
+    // The request counts (read line by line) see one request, not two.
+    const counts = await requestsPerHour(dir, 1, new Date('2026-03-10T12:30:00.000Z'));
+    expect(counts).toEqual([{ hour: '2026-03-10T12:00:00Z', count: 1 }]);
+  });
+
+  test('a day file an older worker began keeps its header; every reader reads old and new rows', async () => {
+    fs.mkdirSync(folder, { recursive: true });
+    const oldRows = [
+      '2026-03-10T09:00:00.000Z,start,old00001,GET,ops,screenshot,/api/v1/ops/p/screenshot,,',
+      '2026-03-10T09:00:00.040Z,end,old00001,GET,ops,screenshot,/api/v1/ops/p/screenshot,200,40',
+    ];
+    fs.writeFileSync(file('2026-03-10'), `${OLD_LOG_HEADER}\n${oldRows.join('\n')}\n`);
+    const log = new RequestLog(dir, now);
+    log.start(row('new00001', TOKEN_ROW));
+    log.end(row('new00001', TOKEN_ROW), 200, 9);
+    const lines = read('2026-03-10').split('\n');
+    expect(lines[0]).toBe(OLD_LOG_HEADER);
+    expect(lines.filter((l) => l.startsWith('time,'))).toHaveLength(1);
+    // The test kit's reader: fields by position, the new ones empty on old rows.
+    expect(readLogRows(dir).map((r) => [r.event, r.id, r.status, r.credential, r.label])).toEqual([
+      ['start', 'old00001', '', '', ''],
+      ['end', 'old00001', '200', '', ''],
+      ['start', 'new00001', '', TOKEN_ROW.credential, TOKEN_ROW.label],
+      ['end', 'new00001', '200', TOKEN_ROW.credential, TOKEN_ROW.label],
+    ]);
+    // The request counts the worker and the waker answer: both starts, old and new.
+    const counts = await requestsPerHour(dir, 4, new Date('2026-03-10T12:30:00.000Z'));
+    expect(counts.map((c) => c.count)).toEqual([1, 0, 0, 1]);
+  });
+
+  test('a file of the current header is read whole by the same readers', async () => {
+    const log = new RequestLog(dir, now);
+    log.start(row('cur00001', KEY_ROW));
+    log.end(row('cur00001', KEY_ROW), 401, 1);
+    expect(read('2026-03-10').split('\n')[0]).toBe(LOG_HEADER);
+    expect(readLogRows(dir).map((r) => [r.event, r.status, r.credential])).toEqual([
+      ['start', '', 'key'],
+      ['end', '401', 'key'],
+    ]);
+    const counts = await requestsPerHour(dir, 1, new Date('2026-03-10T12:30:00.000Z'));
+    expect(counts.map((c) => c.count)).toEqual([1]);
   });
 });
 
@@ -167,9 +252,9 @@ describe('retention', () => {
 
 describe('damaged or vanished files', () => {
   const full =
-    '2026-03-10T08:00:00.000Z,end,feed0001,GET,ops,screenshot,/api/v1/ops/p/screenshot,200,31';
+    '2026-03-10T08:00:00.000Z,end,feed0001,GET,ops,screenshot,/api/v1/ops/p/screenshot,200,31,key,';
 
-  test('a last row that lost only its newline is mended: every line has 9 columns', () => {
+  test('a last row that lost only its newline is mended: every line has 11 columns', () => {
     fs.mkdirSync(folder, { recursive: true });
     fs.writeFileSync(file('2026-03-10'), `${LOG_HEADER}\n${full}`);
     const log = new RequestLog(dir, now);
@@ -181,7 +266,7 @@ describe('damaged or vanished files', () => {
     expect(lines).toHaveLength(4);
     expect(lines[0]).toBe(LOG_HEADER);
     expect(lines[1]).toBe(full);
-    for (const line of lines) expect(parseCsv(line)[0]).toHaveLength(9);
+    for (const line of lines) expect(parseCsv(line)[0]).toHaveLength(11);
     expect(lines.slice(2).map((l) => parseCsv(l)[0]?.[2])).toEqual(['next0001', 'next0001']);
   });
 
@@ -195,7 +280,7 @@ describe('damaged or vanished files', () => {
       LOG_HEADER,
       full,
       torn,
-      '2026-03-10T12:00:00.000Z,start,next0002,POST,ops,navigate,/api/v1/ops/next0002/navigate,,',
+      '2026-03-10T12:00:00.000Z,start,next0002,POST,ops,navigate,/api/v1/ops/next0002/navigate,,,,',
       '',
     ]);
   });

@@ -12,11 +12,11 @@ import type { Persona } from '../persona';
 import { personaWorkerEnv } from '../personas';
 import type { WorkerDescriptions } from './worker-description';
 
-/** A persona's pool cap: a constant of the worker (SPEC, MAX_PAGES). */
+/** A persona's pool cap: a constant of the worker (MAX_PAGES, docs/api.md). */
 const MAX_PAGES = 5;
 /** The worker's default BROWSER_SLOWMO, for a persona whose settings do not give one. */
 const DEFAULT_SLOWMO = 200;
-/** Ping pauses about 2 s (1.8 to 2.2) before it answers, as the worker's own does (SPEC). */
+/** Ping pauses about 2 s (1.8 to 2.2) before it answers, as the worker's own does. */
 const pingPauseMs = (): number => 1800 + Math.random() * 400;
 
 export interface AsleepDeps {
@@ -30,7 +30,7 @@ export interface AsleepDeps {
 
 /**
  * The public routes of a persona whose worker is not running, answered by the front door from
- * what the waker knows, in the shapes the worker answers them (SPEC), with `persona_state`
+ * what the waker knows, in the shapes the worker answers them (docs/api.md), with `persona_state`
  * saying why the browser is not up (`sleeping`, `waking`, `stopping`, `crashed`). None of them
  * wakes the persona: a monitor polling status or a client reading the plugin list costs nothing.
  */
@@ -90,7 +90,7 @@ export class AsleepAnswers {
       max_pages: MAX_PAGES,
       slowmo: Number.isInteger(slowmo) && slowmo >= 0 ? slowmo : DEFAULT_SLOWMO,
       warnings: [],
-      // SPEC: 0 (not null) once the navigator is stopped; a sleeping persona has no pages.
+      // 0 (not null) once the navigator is stopped; a sleeping persona has no pages.
       page_count: 0,
       available_pages: 0,
     };

@@ -51,7 +51,11 @@ export class Authenticator {
    * public route; throws AuthRefusal (401, 403, 429, or 500 without a key) when it does not open it.
    */
   check(req: IncomingMessage, need?: AccessNeed): Credential | null {
-    const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/';
+    // Express keeps the whole path in originalUrl where a router strips its prefix from url.
+    const url =
+      'originalUrl' in req && typeof req.originalUrl === 'string'
+        ? req.originalUrl
+        : (req.url ?? '/');
     return this.guard.check(
       { authorization: req.headers.authorization, address: req.socket.remoteAddress },
       need ?? accessOf(req.method ?? 'GET', url),

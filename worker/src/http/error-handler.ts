@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ApiError, BrowserFailure, errorMessage } from '../errors';
 import type { Logger } from '@persona-browser/service-kit';
 import { AuthError, isRecord } from '@persona-browser/service-kit';
+import { callerOf } from './call-credential';
 
 /** What express's body parser puts on the errors it raises (a body too large, bad JSON). */
 interface BodyParserError {
@@ -40,13 +41,18 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (err instanceof AuthError) {
-      res.status(err.status).json({ detail: err.detail });
+      // Not logged one by one: a scan would flood the log; the refusal metric counts them.
+      res.status(err.status).set(err.headers).json(err.body);
       return;
     }
     const pageId = pageIdOf(res);
     if (err instanceof ApiError) {
       if (err.status >= 500 && err.status !== 501)
-        logger.error('request failed', { path: req.path, error: err.message });
+        logger.error('request failed', {
+          path: req.path,
+          error: err.message,
+          credential: callerOf(res.locals),
+        });
       // A failure's details come first: they never replace the envelope's own fields.
       const details = err instanceof BrowserFailure ? err.details : {};
       const debug = err.debugId === null ? {} : { debug_id: err.debugId };
@@ -76,7 +82,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.status(parser.status).json({ success: false, error: errorMessage(err), page_id: pageId });
       return;
     }
-    logger.error('unexpected error', { path: req.path, err });
+    logger.error('unexpected error', { path: req.path, credential: callerOf(res.locals), err });
     res.status(500).json({ success: false, error: 'Internal server error', page_id: pageId });
   };
 }

@@ -1,5 +1,7 @@
 import type { RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RefusalReason } from '@persona-browser/service-kit';
+import { REFUSAL_REASONS } from '@persona-browser/service-kit';
 import { PAGE_STATES } from '../browser/managed-page';
 import type { Navigator } from '../browser/navigator';
 import type { CaptureRegistry } from '../capture/registry';
@@ -16,6 +18,14 @@ export interface MetricSources {
   navigator: Navigator;
   captures: CaptureRegistry;
   media: MediaStore;
+}
+
+/** What the DevTools endpoint counts (read at scrape time; it is made after the metrics). */
+export interface DevtoolsCounts {
+  /** Clients connected. */
+  clients: number;
+  /** Guest links held on the browser: connected clients' and those being upgraded. */
+  guestLinks: number;
 }
 
 /** From a few milliseconds (a status read) to minutes (a navigation, a plugin). */
@@ -37,6 +47,9 @@ export class WorkerMetrics {
   private readonly calls: Histogram<'route' | 'status_class'>;
   private readonly plugins: Counter<'plugin' | 'result'>;
   private readonly takeovers: Counter;
+  private readonly refusals: Counter<'reason'>;
+  private readonly devtoolsDrops: Counter;
+  private devtoolsCounts: (() => DevtoolsCounts) | null = null;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -59,6 +72,15 @@ export class WorkerMetrics {
       help: 'Times a person took control of a page through the live view',
       registers,
     });
+    this.refusals = new Counter({
+      name: `${WORKER_PREFIX}auth_refusals_total`,
+      help: 'Requests refused by the credential check, by reason (missing, invalid, scope, throttled…)',
+      labelNames: ['reason'],
+      registers,
+    });
+    // Every reason shows from the first scrape, at 0: a rate over a series that appears only
+    // with its first refusal would miss that one.
+    for (const reason of REFUSAL_REASONS) this.refusals.inc({ reason }, 0);
     const { navigator, captures, media } = sources;
     new Gauge({
       name: `${WORKER_PREFIX}pages`,
@@ -102,6 +124,33 @@ export class WorkerMetrics {
         this.set(media.stats().capBytes);
       },
     });
+    this.devtoolsDrops = this.devtoolsMetrics(registers);
+  }
+
+  /** The DevTools endpoint's series; returns the counter of clients dropped. */
+  private devtoolsMetrics(registers: Registry[]): Counter {
+    const counts = (): DevtoolsCounts => this.devtoolsCounts?.() ?? { clients: 0, guestLinks: 0 };
+    new Gauge({
+      name: `${WORKER_PREFIX}devtools_clients`,
+      help: 'DevTools clients connected now',
+      registers,
+      collect() {
+        this.set(counts().clients);
+      },
+    });
+    new Gauge({
+      name: `${WORKER_PREFIX}devtools_guest_links`,
+      help: "Guest links held on the browser: connected DevTools clients' and those being upgraded",
+      registers,
+      collect() {
+        this.set(counts().guestLinks);
+      },
+    });
+    return new Counter({
+      name: `${WORKER_PREFIX}devtools_clients_dropped_total`,
+      help: 'DevTools clients dropped because their unsent data passed DEVTOOLS_CLIENT_BUFFER_MB',
+      registers,
+    });
   }
 
   /** Times every request that a mounted route answers (see `routeServed`), whatever its end. */
@@ -133,6 +182,21 @@ export class WorkerMetrics {
 
   takeover(): void {
     this.takeovers.inc();
+  }
+
+  /** The Authenticator's `onRefusal`: one request refused, and why. */
+  authRefused(reason: RefusalReason): void {
+    this.refusals.inc({ reason });
+  }
+
+  /** Where the DevTools gauges read from, once the endpoint is made. */
+  devtoolsFrom(counts: () => DevtoolsCounts): void {
+    this.devtoolsCounts = counts;
+  }
+
+  /** A DevTools client was dropped for its unsent data. */
+  devtoolsDropped(): void {
+    this.devtoolsDrops.inc();
   }
 
   /** The exposition: its content type and text. */

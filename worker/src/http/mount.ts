@@ -1,8 +1,11 @@
 import type { Request, Response, Router } from 'express';
+import type { AccessNeed } from '@persona-browser/service-kit';
 import type { Navigator } from '../browser/navigator';
-import { answerWrongMethod } from '@persona-browser/service-kit';
+import { accessOf, answerWrongMethod } from '@persona-browser/service-kit';
 import { BadRequest } from '../errors';
 import type { Authenticator } from './auth';
+import { raiseBodyError } from './body-error';
+import { keepCredential } from './call-credential';
 import { WorkerMetrics } from './metrics';
 import { ResponseCheck } from './response-check';
 import { sendJson } from './send-json';
@@ -26,13 +29,41 @@ function pathParams(req: Request): Record<string, string> {
   return out;
 }
 
+/**
+ * A route's path with its parameters put in (`:name` one segment, `*name` the rest), as
+ * service-kit's classification reads paths: `/api/v1/ops/p1/screenshot`.
+ */
+export function routeUrl(path: string, params: Record<string, string>): string {
+  return path.replace(/([:*])(\w+)/g, (whole, kind: string, name: string) => {
+    const value = params[name];
+    if (value === undefined) return whole;
+    return kind === '*'
+      ? value.split('/').map(encodeURIComponent).join('/')
+      : encodeURIComponent(value);
+  });
+}
+
+/**
+ * What a request to `def` needs (service-kit's `accessOf`), read from the route's own path with
+ * the request's parameters: express matches paths in any letter case (`/API/V1/SYSTEM/UPDATE`
+ * reaches the update route), which the classification, written for the paths as declared,
+ * would take for a public file. A route the table says needs a credential never goes without
+ * one, whatever the classification says (the unit test keeps the two in step).
+ */
+export function routeNeed(def: Route, method: string, params: Record<string, string>): AccessNeed {
+  const need = accessOf(method, routeUrl(def.path, params));
+  const open = need.access === 'status' || need.access === 'static';
+  return def.auth && open ? { ...need, access: 'full' } : need;
+}
+
 function leaseHeader(req: Request): string | undefined {
   const v = req.header('x-lease');
   return v && v.trim() ? v.trim() : undefined;
 }
 
 /**
- * Applies one route table: auth, validation, page lookup and lease gate, the page hold with its
+ * Applies one route table: the credential (the service key, or a token whose scope, persona and
+ * page open the route), validation, page lookup and lease gate, the page hold with its
  * deadline, then the thin handler and the API's success envelope. Errors flow to the one error
  * middleware: ApiErrors as they are, browser-level failures as 200 `success: false`, and
  * anything else as a logged 500.
@@ -45,11 +76,13 @@ export function mount(router: Router, routes: Route[], deps: MountDeps): void {
       router[method](def.path, async (req: Request, res: Response) => {
         ResponseCheck.declare(res, def.response);
         WorkerMetrics.routeServed(res.locals, def.name);
-        if (def.auth) auth.check(req);
         const params = pathParams(req);
+        // The credential first (docs/api.md): a refusal says nothing of the body or the page.
+        keepCredential(res.locals, auth.check(req, routeNeed(def, req.method, params)));
         const pageId = params.page_id ?? null;
         // The error middleware sits outside this router, where req.params is empty.
         res.locals.pageId = pageId;
+        raiseBodyError(res.locals);
         // Bodies are JSON objects; an array would otherwise be ignored by routes without fields.
         const raw: unknown = req.body;
         if (raw !== undefined && !isJsonObject(raw))

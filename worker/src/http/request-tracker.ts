@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
+import type { Credential } from '@persona-browser/service-kit';
+import { credentialName } from '@persona-browser/service-kit';
 import { errorMessage } from '../errors';
 import type { RequestLog, RequestRow } from '../log/request-log';
 import { onResponseEnd } from './response-end';
@@ -24,6 +27,24 @@ export interface Activity {
   idle_seconds: number | null;
 }
 
+export interface TrackerOptions {
+  /**
+   * Who a request says it is, its credential's signature, expiry and revocation checked (never
+   * its route: a refused call is still logged as made by that credential); null: none taken.
+   * The Authenticator's `identify`.
+   */
+  identify?: (req: IncomingMessage) => Credential | null;
+  onLogError?: (err: unknown) => void;
+}
+
+/** The request log's `credential` and `label` of a call: names only, never a secret. */
+function who(c: Credential | null): { credential: string; label: string } {
+  return {
+    credential: credentialName(c),
+    label: c?.kind === 'token' ? (c.claims.label ?? '') : '',
+  };
+}
+
 /** A request between its start and its end, and its start row while that waits to be written. */
 interface OpenRequest {
   row: RequestRow;
@@ -32,25 +53,31 @@ interface OpenRequest {
 }
 
 /**
- * Writes the start and end rows of every client request outside /system/ and keeps the
- * activity numbers that ping reports. The start row is written at the request's first pause
- * (while the browser works, say) rather than before its work begins, so the disk never holds
- * the call up; a request answered without a pause writes it just before its reply, so a client
- * always finds it in the log. The end row is written as soon as
- * the response has been handed to the socket, even if the client already hung up; requests
- * still open at shutdown get an end row without status.
+ * Writes the start and end rows of every client request outside /system/, each naming the
+ * credential that made it, and keeps the activity numbers that ping reports. The start row is
+ * written at the request's first pause (while the browser works, say) rather than before its
+ * work begins, so the disk never holds the call up; a request answered without a pause writes
+ * it just before its reply, so a client always finds it in the log. The end row is written as
+ * soon as the response has been handed to the socket, even if the client already hung up;
+ * requests still open at shutdown get an end row without status.
  */
 export class RequestTracker {
   private readonly open = new Map<string, OpenRequest>();
   private lastFinished = Date.now();
 
   private logFailing = false;
+  private readonly identify: (req: IncomingMessage) => Credential | null;
+  private readonly onLogError: (err: unknown) => void;
 
   constructor(
     private readonly log: RequestLog,
-    private readonly onLogError: (err: unknown) => void = (err) =>
-      process.stderr.write(`request log not written: ${errorMessage(err)}\n`),
-  ) {}
+    o: TrackerOptions = {},
+  ) {
+    this.identify = o.identify ?? (() => null);
+    this.onLogError =
+      o.onLogError ??
+      ((err) => process.stderr.write(`request log not written: ${errorMessage(err)}\n`));
+  }
 
   activity(): Activity {
     return {
@@ -74,6 +101,8 @@ export class RequestTracker {
         method: req.method,
         path,
         ...classify(path),
+        // Read once, at the start, so both rows name the same caller.
+        ...who(this.identify(req)),
       };
       const entry: OpenRequest = { row, started: performance.now(), startRow: null };
       entry.startRow = setImmediate(() => this.writeStart(entry));

@@ -3,7 +3,24 @@ import path from 'node:path';
 import { errnoCode } from '@persona-browser/service-kit';
 
 export const RETENTION_DAYS = 50;
-export const COLUMNS = ['time', 'event', 'id', 'method', 'kind', 'name', 'path', 'status', 'ms'];
+/**
+ * The columns, in order. `credential` and `label` came later, at the end: a reader that takes
+ * fields by position reads older files (without them) and newer ones alike, and a day file an
+ * older worker began keeps its header while the rows a newer one adds carry the two more.
+ */
+export const COLUMNS = [
+  'time',
+  'event',
+  'id',
+  'method',
+  'kind',
+  'name',
+  'path',
+  'status',
+  'ms',
+  'credential',
+  'label',
+];
 
 export interface RequestRow {
   id: string;
@@ -11,11 +28,23 @@ export interface RequestRow {
   kind: string;
   name: string;
   path: string;
+  /** Who made the call: `key`, a token's id, or empty when it carried no credential taken. */
+  credential: string;
+  /** The token's label (a note for people), else empty. */
+  label: string;
 }
 
 function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
+
+/**
+ * A label as the log holds it: a line break or another control character becomes a space, so
+ * every row stays one line (the request counts read the files line by line, and a label must not
+ * be able to write a row of its own).
+ */
+// eslint-disable-next-line no-control-regex
+const oneLine = (text: string): string => text.replace(/[\u0000-\u001f\u007f]/g, ' ');
 
 const dayOf = (d: Date): string => d.toISOString().slice(0, 10);
 
@@ -84,7 +113,19 @@ export class RequestLog {
   ): void {
     this.applyRetention(at);
     const line =
-      [at.toISOString(), event, row.id, row.method, row.kind, row.name, row.path, status, ms]
+      [
+        at.toISOString(),
+        event,
+        row.id,
+        row.method,
+        row.kind,
+        row.name,
+        row.path,
+        status,
+        ms,
+        row.credential,
+        oneLine(row.label),
+      ]
         .map(csvField)
         .join(',') + '\n';
     const current = this.open.get(file);

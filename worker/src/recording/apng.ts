@@ -103,19 +103,38 @@ export class ApngWriter {
     return this.prev && { width: this.prev.width, height: this.prev.height };
   }
 
-  /** Adds the screen as taken at `at`; false if it did not change. */
-  async add(s: Screen, at: number): Promise<boolean> {
+  /**
+   * Adds the screen as taken at `at`: `unchanged` if it did not change, `refused` (nothing kept)
+   * when `admit` refuses the new frame's bytes (the recording's memory is spent), else `added`.
+   */
+  async add(
+    s: Screen,
+    at: number,
+    admit: (bytes: number) => boolean = () => true,
+  ): Promise<'added' | 'unchanged' | 'refused'> {
     const prev = this.prev;
     let region: Region | null = { x: 0, y: 0, width: s.width, height: s.height };
     if (prev && prev.width === s.width && prev.height === s.height) region = changedRegion(prev, s);
     else if (prev) throw new Error('the screen changed size during a recording');
+    if (!region) {
+      this.prev = s;
+      this.lastAt = at;
+      return 'unchanged';
+    }
+    const data = await scanlines(s, region);
+    if (!admit(data.length)) return 'refused';
     this.prev = s;
     this.lastAt = at;
-    if (!region) return false;
-    const data = await scanlines(s, region);
     this.frames.push({ region, data, at });
     this.bytes += data.length;
-    return true;
+    return 'added';
+  }
+
+  /** Lets go of every frame (once the file is written, or will not be). */
+  discard(): void {
+    this.frames.length = 0;
+    this.bytes = 0;
+    this.prev = null;
   }
 
   /** The file: each frame shown until the next, the last until the screen was last taken and

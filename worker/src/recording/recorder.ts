@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { errorMessage } from '@persona-browser/service-kit';
 import { ApngWriter } from './apng';
+import type { FrameBudget } from './frame-budget';
 import type {
   RecordingKind,
   RecordingMeta,
@@ -43,6 +44,8 @@ export interface RecorderOptions {
   fps: number;
   /** A recording stops growing past this many bytes (the store's whole cap). */
   maxBytes: number;
+  /** The memory all recordings under way in the worker share (RECORDING_MEMORY_MB). */
+  budget: FrameBudget;
   now?: () => number;
 }
 
@@ -62,6 +65,8 @@ export class Recording {
   private wake: (() => void) | null = null;
   private failure: string | null = null;
   private truncated = false;
+  /** Bytes of frames taken from the shared budget, given back once written or dropped. */
+  private taken = 0;
   private readonly loop: Promise<void>;
 
   constructor(
@@ -74,6 +79,11 @@ export class Recording {
     this.loop = this.run();
   }
 
+  /** Whether it stopped growing at a cap (its own, or the worker's RECORDING_MEMORY_MB). */
+  get atCap(): boolean {
+    return this.truncated;
+  }
+
   private now(): number {
     return (this.opts.now ?? Date.now)();
   }
@@ -81,8 +91,18 @@ export class Recording {
   /** Takes one frame; false once the recording cannot go on. */
   private async frame(): Promise<boolean> {
     const at = this.now();
+    const admit = (bytes: number): boolean => {
+      if (!this.opts.budget.take(bytes)) return false;
+      this.taken += bytes;
+      return true;
+    };
     try {
-      await this.writer.add(parseXwd(await this.opts.grab()), at);
+      const added = await this.writer.add(parseXwd(await this.opts.grab()), at, admit);
+      // The worker's recordings hold all the memory they may: this one stops where it is.
+      if (added === 'refused') {
+        this.truncated = true;
+        return false;
+      }
     } catch (err) {
       this.failure = `the screen could not be read: ${errorMessage(err)}`;
       return false;
@@ -121,6 +141,20 @@ export class Recording {
     this.stopped = true;
     this.wake?.();
     await this.loop;
+    try {
+      await this.write(outcome, withheld);
+    } finally {
+      // Written or dropped, its frames leave memory and the worker's budget.
+      this.writer.discard();
+      this.opts.budget.give(this.taken);
+      this.taken = 0;
+    }
+  }
+
+  private async write(
+    outcome: RecordingOutcome,
+    withheld: () => Promise<string | null>,
+  ): Promise<void> {
     const end = this.now();
     const why = this.failure ?? (this.writer.frameCount === 0 ? 'no frame' : await withheld());
     const size = this.writer.screenSize;

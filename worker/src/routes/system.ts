@@ -15,6 +15,8 @@ import Joi from 'joi';
 import { MAX_HOURS, requestsPerHour } from '@persona-browser/service-kit';
 import type { Navigator } from '../browser/navigator';
 import { NotFound } from '../errors';
+import type { Authenticator } from '../http/auth';
+import { MAX_REVOKED } from '../http/revocations';
 import type { Route } from '../http/route';
 import { route } from '../http/route';
 import { envelope, messageResponse } from '../http/schemas';
@@ -38,7 +40,12 @@ export interface SystemDeps {
   serviceKey: string | null;
   /** Graceful shutdown of the whole process, after the reply has gone out. */
   shutdown: () => void;
+  /** The one door of this worker: key or token, throttled (shared with live view, DevTools, MCP). */
+  auth: Authenticator;
 }
+
+/** Token ids as the waker makes them (`tok_` and 16 hex digits), with room to spare. */
+const MAX_TOKEN_ID = 64;
 
 export const PING_DELAY_MS = 2_000;
 const P = '/api/v1/system';
@@ -181,6 +188,28 @@ export function systemRoutes(d: SystemDeps): Route[] {
         hours: query.hours,
         requests: await requestsPerHour(d.dataDir, query.hours),
       }),
+    }),
+    route({
+      name: 'revoked-tokens',
+      method: 'post',
+      path: SYSTEM_PATHS.revokedTokens,
+      // The service key alone (service-kit's access classes the path `key`): a token must not
+      // be able to lift its own revocation.
+      auth: true,
+      tag: 'System',
+      summary: "The waker's whole list of revoked token ids: they are refused from now on",
+      description:
+        'Replaces the last list pushed (an id left out is no longer refused for its sake). A ' +
+        'token now listed is refused from its next request on (every MCP request included), ' +
+        'and the live views and DevTools clients it opened close. Service key only.',
+      body: Joi.object<{ ids: string[] }, true>({
+        ids: Joi.array().items(Joi.string().min(1).max(MAX_TOKEN_ID)).max(MAX_REVOKED).required(),
+      }),
+      response: envelope({ revoked: Joi.number().integer().min(0).required() }),
+      handler: async ({ body }) => {
+        d.auth.revocations.replace(body.ids);
+        return { revoked: new Set(body.ids).size };
+      },
     }),
     route({
       name: 'metrics',

@@ -21,6 +21,7 @@ import { BundleStore } from '../plugins/bundle-store';
 import { pluginRandom } from '../plugins/random';
 import type { Grab } from '../recording/recorder';
 import { fileGrab, Recorder, xwdGrab } from '../recording/recorder';
+import { FrameBudget } from '../recording/frame-budget';
 import { LeaseRecordings } from '../recording/lease-recordings';
 import { RecordingStore } from '../recording/recording-store';
 import { pageTextOf, pixelsWithheld } from '../plugins/bundle';
@@ -72,13 +73,14 @@ function recorderOf(
   r: NonNullable<WorkerSettings['config']['recording']>,
   dataDir: string,
   grab: Grab,
+  budget: FrameBudget,
 ): Recorder {
   const store = new RecordingStore({
     dir: path.join(dataDir, 'recordings'),
     capBytes: r.capBytes,
     maxAgeMs: r.retentionMs,
   });
-  return new Recorder({ store, grab, fps: r.fps, maxBytes: r.capBytes });
+  return new Recorder({ store, grab, fps: r.fps, maxBytes: r.capBytes, budget });
 }
 
 /** The REST service, the panel and the live view, listening on PORT. */
@@ -86,9 +88,17 @@ export const httpStep: StartupStep<Served, Listening> = {
   name: 'http',
   async start(ready) {
     const { config, logger, navigator, secrets, relay } = ready;
-    const tracker = new RequestTracker(new RequestLog(config.dataDir));
     const metrics = new WorkerMetrics({ navigator, captures: ready.captures, media: ready.media });
-    const auth = new Authenticator({ serviceKey: config.serviceKey, persona: config.personaName });
+    const auth = new Authenticator({
+      serviceKey: config.serviceKey,
+      persona: config.personaName,
+      failuresPerMinute: config.authFailuresPerMinute,
+      onRefusal: (reason) => metrics.authRefused(reason),
+    });
+    // Each row of the request log names the credential that made the call (never its secret).
+    const tracker = new RequestTracker(new RequestLog(config.dataDir), {
+      identify: (req) => auth.identify(req),
+    });
     const live = new LiveView({
       vnc: ready.liveVnc,
       navigator,
@@ -102,7 +112,10 @@ export const httpStep: StartupStep<Served, Listening> = {
       auth,
       logger,
       quietRuntime: config.devtoolsQuietRuntime,
+      clientBufferBytes: config.devtoolsClientBufferBytes,
+      onDropped: () => metrics.devtoolsDropped(),
     });
+    metrics.devtoolsFrom(() => cdp.counts());
     const mcp = new McpEndpoint({
       serviceKey: config.serviceKey,
       auth,
@@ -112,7 +125,13 @@ export const httpStep: StartupStep<Served, Listening> = {
       sessions: config.mcp,
     });
     const recorder = config.recording
-      ? recorderOf(config.recording, config.dataDir, screenGrab(ready))
+      ? recorderOf(
+          config.recording,
+          config.dataDir,
+          screenGrab(ready),
+          // RECORDING_MEMORY_MB: one budget for the frames of every recording in the worker.
+          new FrameBudget(config.recordingMemoryBytes),
+        )
       : undefined;
     // RECORDING_LEASES: a recording from each lease taken to its end.
     const leaseRecordings =
