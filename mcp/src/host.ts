@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, RequestInfo } from '@modelcontextprotocol/sdk/types.js';
 import {
   CallToolRequestSchema,
   isInitializeRequest,
@@ -32,6 +32,28 @@ export interface McpHostOptions {
   idleMs?: number;
   /** The ttl of the sessions' leases (s), renewed every third of it. */
   leaseTtlS?: number;
+  /**
+   * Tell `target` the host the MCP client reached (its request's `X-Forwarded-Host`, else its
+   * `Host`), for the links the API makes: a persona's own MCP server, which calls its API over
+   * loopback. The fleet's server calls each persona's own front door and leaves this off.
+   */
+  forwardHost?: boolean;
+}
+
+/** The first value of a header (a proxy may have sent a comma-separated list). */
+function firstValue(v: string | string[] | undefined): string | null {
+  const first = (Array.isArray(v) ? v[0] : v)?.split(',')[0]?.trim();
+  return first ? first : null;
+}
+
+/** The host and scheme an MCP request reached, as its proxy or its client said them. */
+export function originOf(info: RequestInfo | undefined): {
+  host: string | null;
+  proto: string | null;
+} {
+  const h = info?.headers ?? {};
+  const host = firstValue(h['x-forwarded-host']) ?? firstValue(h.host) ?? info?.url?.host ?? null;
+  return { host: host || null, proto: firstValue(h['x-forwarded-proto']) };
 }
 
 interface Session {
@@ -130,7 +152,9 @@ export class McpHost {
       const token = request.params._meta?.progressToken;
       let step = 0;
       const ctx: ToolContext = {
-        target: this.o.target,
+        target: this.o.forwardHost
+          ? this.o.target.forwarding(originOf(extra.requestInfo))
+          : this.o.target,
         leases,
         signal: extra.signal,
         progress: async (message) => {

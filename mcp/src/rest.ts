@@ -34,7 +34,21 @@ export class RestTarget {
   constructor(
     readonly baseUrl: string,
     private readonly key: string | null,
+    /** Sent with every call (the MCP client's own host, see `forwarding`). */
+    private readonly extraHeaders: Readonly<Record<string, string>> = {},
   ) {}
+
+  /**
+   * The same API, told which host and scheme the MCP client reached (`X-Forwarded-Host`,
+   * `X-Forwarded-Proto`): the links the API makes for a person (ask-person's `live_url`) then
+   * name that address, not the loopback one the MCP server calls. Leases are the same target's.
+   */
+  forwarding(origin: { host: string | null; proto: string | null }): RestTarget {
+    const headers: Record<string, string> = { ...this.extraHeaders };
+    if (origin.host !== null) headers['x-forwarded-host'] = origin.host;
+    if (origin.proto !== null) headers['x-forwarded-proto'] = origin.proto;
+    return new RestTarget(this.baseUrl, this.key, headers);
+  }
 
   call(c: RestCall): Promise<RestReply> {
     const url = new URL(c.path, this.baseUrl);
@@ -43,7 +57,7 @@ export class RestTarget {
         url.searchParams.set(k, String(v));
     }
     const payload = c.body === undefined ? undefined : JSON.stringify(c.body);
-    const headers: http.OutgoingHttpHeaders = { accept: 'application/json' };
+    const headers: http.OutgoingHttpHeaders = { ...this.extraHeaders, accept: 'application/json' };
     if (this.key !== null) headers.authorization = `Bearer ${this.key}`;
     if (c.lease !== undefined) headers['x-lease'] = c.lease;
     if (payload !== undefined) {

@@ -325,13 +325,20 @@ export const CORE_TOOLS: ToolDef[] = [
   {
     name: 'ask_person',
     description:
-      'Hands the page to the person watching the live view and waits until they take it over ' +
-      'and hand it back (a login to confirm, a code to type). message says what you need. ' +
-      'Set a long request timeout on your client: this waits for a human (progress is reported).',
+      'Hands the page to a person at the live view and waits until they take it over and hand ' +
+      'it back (a login to confirm, a code to type). message says what you need. First reports ' +
+      'live_url in a progress notification: pass that link on to the person (it opens this page ' +
+      'to them with no key, until the hand-back or the timeout). With wait false, answers at once ' +
+      'with live_url; call again with wait true to wait for the outcome. Set a long request ' +
+      'timeout on your client: this waits for a human (progress is reported).',
     inputSchema: page(
       {
         message: { type: 'string', description: 'what the person should do' },
         timeout: { type: 'number', description: 'seconds to wait (default 600, at most 3600)' },
+        wait: {
+          type: 'boolean',
+          description: 'wait for the hand-back (default true); false answers at once with live_url',
+        },
       },
       ['message'],
     ),
@@ -339,18 +346,33 @@ export const CORE_TOOLS: ToolDef[] = [
       const pageId = stringArg(args, 'page_id');
       const body: Json = { message: stringArg(args, 'message') };
       if (typeof args.timeout === 'number') body.timeout = args.timeout;
+      if (args.wait !== undefined && typeof args.wait !== 'boolean')
+        throw new ArgumentError("'wait' must be a boolean");
+      const ask = (wait: boolean, timeoutMs?: number): Promise<RestReply> =>
+        onPage(ctx, pageId, 'POST', ops(pageId, 'ask-person'), {
+          body: { ...body, wait },
+          timeoutMs,
+        });
+      // The link first: the ask stands on the page while the agent passes the link on.
+      const asked = await ask(false);
+      if (failed(asked) || args.wait === false) return fromReply(asked);
       const seconds = typeof args.timeout === 'number' ? args.timeout : 600;
+      // Joined before the link goes out, so no hand-back can come before the join.
+      const outcome = ask(true, seconds * 1000 + 30_000);
+      const link = asked.body.live_url;
+      await ctx
+        .progress(
+          typeof link === 'string'
+            ? `Waiting for the person: send them ${link} (valid until ${String(asked.body.expires_at)})`
+            : 'Waiting for the person at the live view',
+        )
+        .catch(() => undefined);
       const beat = setInterval(
         () => void ctx.progress('waiting for the person').catch(() => undefined),
         10_000,
       );
       try {
-        return fromReply(
-          await onPage(ctx, pageId, 'POST', ops(pageId, 'ask-person'), {
-            body,
-            timeoutMs: seconds * 1000 + 30_000,
-          }),
-        );
+        return fromReply(await outcome);
       } finally {
         clearInterval(beat);
       }

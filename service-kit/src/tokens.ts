@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { TokenScope } from './access';
 import { TOKEN_SCOPES } from './access';
+import { isRecord } from './guards';
 
 /**
  * Scoped tokens: what the waker hands out instead of the service key (a person at the live view,
@@ -49,15 +50,14 @@ export const newTokenId = (): string => `tok_${crypto.randomBytes(8).toString('h
 export const tokenHash = (token: string): string =>
   crypto.createHash('sha256').update(token).digest('hex');
 
-function isClaims(v: unknown): v is TokenClaims {
-  if (typeof v !== 'object' || v === null) return false;
-  const c = v as Record<string, unknown>;
+function isClaims(c: unknown): c is TokenClaims {
+  if (!isRecord(c)) return false;
   const nullableString = (x: unknown): boolean => x === null || typeof x === 'string';
   return (
     typeof c.id === 'string' &&
     nullableString(c.persona) &&
     typeof c.scope === 'string' &&
-    (TOKEN_SCOPES as readonly string[]).includes(c.scope) &&
+    TOKEN_SCOPES.some((s) => s === c.scope) &&
     nullableString(c.page_id) &&
     nullableString(c.label) &&
     typeof c.exp === 'number' &&

@@ -157,6 +157,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/system/revoked-tokens': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The waker's whole list of revoked token ids: they are refused from now on
+     * @description Replaces the last list pushed (an id left out is no longer refused for its sake). A token now listed is refused from its next request on (every MCP request included), and the live views and DevTools clients it opened close. Service key only.
+     */
+    post: operations['post-system-revoked-tokens'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/system/metrics': {
     parameters: {
       query?: never;
@@ -587,7 +607,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Wait for the person at the live view to take the page over and hand it back */
+    /** Hand the page to the person at the live view (a link for them) and wait for it back */
     post: operations['post-ops-ask-person'];
     delete?: never;
     options?: never;
@@ -2467,6 +2487,64 @@ export interface operations {
               hour: string;
               count: number;
             }[];
+          };
+        };
+      };
+      /** @description Bad request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Missing or wrong bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuthError'];
+        };
+      };
+      /** @description Navigator not initialized, or server not configured */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  'post-system-revoked-tokens': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          ids: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            page_id: string | null;
+            revoked: number;
           };
         };
       };
@@ -4809,13 +4887,18 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @description what is asked of the person */
+          /** @description what is asked of the person (a call joining a standing ask keeps its own) */
           message: string;
           /**
-           * @description seconds to wait for the hand-back
+           * @description seconds the ask stands, and the life of its live_url
            * @default 600
            */
           timeout?: number;
+          /**
+           * @description wait for the hand-back (or join the ask standing on the page); false answers at once with live_url
+           * @default true
+           */
+          wait?: boolean;
         };
       };
     };
@@ -4834,6 +4917,10 @@ export interface operations {
             handed_back: boolean;
             waited_s: number;
             message: string;
+            /** @description the live view for the person, limited to this page, until the ask ends */
+            live_url: string | null;
+            /** @description when the ask times out and live_url stops working (ISO 8601) */
+            expires_at: string | null;
           };
         };
       };

@@ -1,7 +1,9 @@
 // persona-browser live view: noVNC (from the worker's node_modules) against the worker's own
-// WebSocket bridge. The service key is taken from the URL fragment (never sent to the server),
-// from the control panel's saved key, or typed in; it is exchanged once for an HttpOnly session
-// cookie and then forgotten by this page. Watching is read-only; the server enforces it.
+// WebSocket bridge. The service key or a token is taken from the URL fragment (never sent to the
+// server), from the control panel's saved key, or typed in; it is exchanged once for an HttpOnly
+// session cookie and then forgotten by this page. Watching is read-only; the server enforces it.
+// A link made for a person (`/vnc/#token=…` from ask-person) opens a session limited to one
+// page: the viewer takes control of that page at once and offers to hand it back.
 import RFB from '/vnc/novnc/core/rfb.js';
 import { byId, el, text } from '/ui/dom.js';
 import { request } from '/ui/http.js';
@@ -10,6 +12,11 @@ import { KEY_NAMES, keyStore } from '/ui/key-card.js';
 /**
  * What GET /vnc/control answers: who controls which page.
  * @typedef {{ controlled: boolean, by_you?: boolean, page_id: string | null }} Control
+ */
+
+/**
+ * What POST and GET /vnc/session answer: the page the session is limited to, and what is asked.
+ * @typedef {{ page_limit?: string | null, asked?: string | null }} Session
  */
 
 const CONTROL_EVERY_MS = 2000;
@@ -31,6 +38,12 @@ const state = {
   control: null,
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   reconnectTimer: undefined,
+  /** @type {string | null} the one page this session may drive (a link for a person) */
+  limit: null,
+  /** The page was opened with a token from its address: its end is the link's end. */
+  viaLink: false,
+  /** The link's session has ended: nothing more to do here. */
+  ended: false,
 };
 
 // ------------------------------------------------------------------ key out of the address bar
@@ -38,6 +51,7 @@ const state = {
 /** Takes `key` out of the fragment (and out of a query, where it should never have been). */
 function takeKeyFromUrl() {
   const fragment = new URLSearchParams(location.hash.replace(/^#/, ''));
+  state.viaLink = Boolean(fragment.get('token'));
   const key = fragment.get('key') || fragment.get('token');
   const query = new URLSearchParams(location.search);
   const leaked = query.get('key') || query.get('token');
@@ -96,13 +110,32 @@ function call(method, path, opts) {
 
 // ------------------------------------------------------------------ session
 
+/** @param {Session} s the session's answer: its page limit and what is asked there */
+function noteSession(s) {
+  state.limit = typeof s.page_limit === 'string' ? s.page_limit : null;
+  document.body.classList.toggle('limited', state.limit !== null);
+  const ask = byId('ask');
+  if (state.limit === null) {
+    ask.hidden = true;
+    return;
+  }
+  const said = s.asked ? text(s.asked) : '';
+  const asked = said ? 'Asked of you: ' + said + (/[.!?]$/.test(said) ? ' ' : '. ') : '';
+  ask.textContent =
+    asked + 'This link lets you drive page ' + state.limit + '; press "Hand back" when done.';
+  ask.hidden = false;
+}
+
 /** @param {string} key @returns {Promise<boolean>} whether the key opened a session */
 async function openSession(key) {
+  /** @type {import('/ui/http.js').Answer<Session>} */
   const r = await call('POST', '/vnc/session', { key });
   if (!r.ok) {
-    message(r.status === 401 ? 'That key was refused: ' + r.message : r.message);
+    const refused = state.viaLink ? 'This link was refused: ' : 'That key was refused: ';
+    message(r.status === 401 || r.status === 403 ? refused + r.message : r.message);
     return false;
   }
+  noteSession(r.body);
   return true;
 }
 
@@ -112,8 +145,12 @@ async function openSession(key) {
  */
 async function ensureSession(fragmentKey) {
   if (fragmentKey && (await openSession(fragmentKey))) return true;
+  /** @type {import('/ui/http.js').Answer<Session>} */
   const existing = await call('GET', '/vnc/session');
-  if (existing.ok) return true;
+  if (existing.ok) {
+    noteSession(existing.body);
+    return true;
+  }
   if (existing.status === 503 || existing.status === 0) {
     message(existing.message);
     return false;
@@ -188,6 +225,7 @@ function connect() {
   rfb.addEventListener('disconnect', () => {
     state.rfb = null;
     state.connected = false;
+    if (state.ended) return;
     setStatus('connecting', 'Disconnected: reconnecting…');
     state.reconnectTimer = setTimeout(() => void reconnect(), RECONNECT_MS);
   });
@@ -198,9 +236,11 @@ function connect() {
 }
 
 async function reconnect() {
+  if (state.ended) return;
   // A refused WebSocket looks like any other close: ask whether the session still stands.
   const r = await call('GET', '/vnc/session');
   if (r.ok) return connect();
+  if (r.status === 401 && state.viaLink) return linkEnded();
   if (r.status === 401) {
     const saved = panelKey.read();
     if (saved && (await openSession(saved))) return connect();
@@ -210,6 +250,21 @@ async function reconnect() {
   }
   setStatus('error', r.message);
   state.reconnectTimer = setTimeout(() => void reconnect(), RECONNECT_MS * 2);
+}
+
+/** The link's session is over (handed back, expired or revoked): say so, and stop. */
+function linkEnded() {
+  state.ended = true;
+  clearTimeout(state.reconnectTimer);
+  state.control = null;
+  renderControl();
+  byId('ask').hidden = true;
+  setStatus('error', 'Link ended');
+  message(
+    'This live-view link has ended (the page was handed back, or the link expired or was ' +
+      'revoked). You can close this tab.',
+  );
+  state.rfb?.disconnect();
 }
 
 // ------------------------------------------------------------------ control
@@ -233,14 +288,27 @@ function renderControl() {
     mode.textContent = 'View only';
   }
   if (state.rfb) state.rfb.viewOnly = !inControl();
-  byId('handback-btn').hidden = !(c && c.controlled);
-  byId('take-btn', HTMLButtonElement).disabled = !pageSelect.value;
+  const take = byId('take-btn', HTMLButtonElement);
+  const handBack = byId('handback-btn', HTMLButtonElement);
+  if (state.limit !== null) {
+    // One page only: no choice of page; its own take-over and hand-back, said plainly.
+    take.textContent = 'Take control of ' + state.limit;
+    take.hidden = state.ended || inControl();
+    take.disabled = false;
+    handBack.textContent = 'Hand back ' + state.limit;
+    handBack.hidden = state.ended || !inControl();
+    return;
+  }
+  handBack.hidden = !(c && c.controlled);
+  take.disabled = !pageSelect.value;
 }
 
 async function refreshControl() {
+  if (state.ended) return;
   /** @type {import('/ui/http.js').Answer<Control>} */
   const r = await call('GET', '/vnc/control');
   if (r.ok) state.control = r.body;
+  else if (r.status === 401 && state.viaLink) return linkEnded();
   else if (r.status === 401) state.control = null;
   renderControl();
 }
@@ -248,7 +316,7 @@ async function refreshControl() {
 const pageSelect = byId('page-select', HTMLSelectElement);
 
 async function refreshPages() {
-  if (embed) return;
+  if (embed || state.limit !== null) return;
   /** @type {import('/ui/http.js').Answer<import('@persona-browser/contracts').PoolStatus>} */
   const r = await call('GET', '/api/v1/system/status/pages');
   const pages = r.ok && Array.isArray(r.body.pages) ? r.body.pages : [];
@@ -266,7 +334,7 @@ async function refreshPages() {
 byId('take-btn').addEventListener('click', () => void takeControl());
 
 async function takeControl() {
-  const id = pageSelect.value;
+  const id = state.limit ?? pageSelect.value;
   if (!id) return;
   byId('take-btn', HTMLButtonElement).disabled = true;
   const r = await call('POST', '/vnc/control', { body: { page_id: id } });
@@ -280,7 +348,27 @@ byId('handback-btn').addEventListener('click', () => void handBack());
 async function handBack() {
   const r = await call('DELETE', '/vnc/control');
   if (!r.ok) message('Hand back failed: ' + r.message);
+  else if (state.limit !== null) message('Handed back. Thank you.');
   await refreshControl();
+}
+
+/**
+ * A session limited to one page takes it over at once; while another viewer holds the screen
+ * (423), it says so and tries again.
+ */
+async function takeLimitedPage() {
+  const id = state.limit;
+  if (id === null || state.ended) return;
+  const r = await call('POST', '/vnc/control', { body: { page_id: id } });
+  if (r.ok) {
+    message('');
+    await refreshControl();
+    if (inControl() && state.rfb) state.rfb.focus();
+    return;
+  }
+  if (r.status === 401 && state.viaLink) return linkEnded();
+  message('Taking control of ' + id + ' failed: ' + r.message);
+  if (r.status === 423) setTimeout(() => void takeLimitedPage(), CONTROL_EVERY_MS);
 }
 
 // ------------------------------------------------------------------ start
@@ -290,6 +378,7 @@ let begun = false;
 /** With a session: connect, and keep the control state and the page list fresh. */
 async function begin() {
   await refreshControl();
+  if (state.limit !== null && !inControl()) await takeLimitedPage();
   connect();
   if (begun) return;
   begun = true;

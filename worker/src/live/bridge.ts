@@ -17,6 +17,8 @@ const CONNECT_RETRY_MS = 10_000;
 export interface VncDemand {
   acquire(): boolean;
   release(): void;
+  /** Resolves when the server may be connected to: the last one has exited (never rejects). */
+  ready?(): Promise<void>;
 }
 
 export interface BridgeOptions {
@@ -145,7 +147,7 @@ export class VncBridge {
     });
     ws.on('error', () => finish(1011, 'websocket error'));
 
-    const started = Date.now();
+    let started = Date.now();
     const connect = (): void => {
       const sock = net.connect({ host: '127.0.0.1', port: this.o.port });
       tcp = sock;
@@ -177,7 +179,13 @@ export class VncBridge {
       });
       sock.once('close', () => finish(1000, 'VNC server closed the session'));
     };
-    connect();
+    // An on-demand server still exiting would take the connection and drop it mid-handshake.
+    const gate = this.o.demand?.ready?.();
+    if (!gate) return connect();
+    void gate.then(() => {
+      started = Date.now();
+      if (!closed) connect();
+    });
   }
 }
 

@@ -6,14 +6,16 @@ import type { Request, Response, Router } from 'express';
 import type { Navigator } from '../browser/navigator';
 import { ApiError, BadRequest, NotInitialized } from '../errors';
 import { AuthError } from '@persona-browser/service-kit';
+import type { Credential } from '@persona-browser/service-kit';
 import type { Authenticator } from '../http/auth';
 import { refuseUpgrade } from '../http/refuse-upgrade';
 import type { Logger } from '@persona-browser/service-kit';
 import { PANEL_DIR } from '../paths';
 import { VncBridge, WEBSOCKET_PATH } from './bridge';
 import type { VncDemand } from './bridge';
+import { PersonAsks } from './asks';
 import { LiveControl } from './control';
-import type { LiveSession } from './sessions';
+import type { LiveSession, SessionGrant } from './sessions';
 import { SessionStore, clearedCookie, sessionCookie } from './sessions';
 
 export { WEBSOCKET_PATH } from './bridge';
@@ -59,23 +61,32 @@ class Unavailable extends ApiError {
 }
 
 /**
- * The live view: noVNC served from its package, viewer sessions (cookie for a key shown once),
- * the WebSocket bridge to x11vnc, and control of a page for a person.
+ * The live view: noVNC served from its package, viewer sessions (cookie for a key or token
+ * shown once), the WebSocket bridge to x11vnc, and control of a page for a person.
  *
  *   GET    /vnc/                 the viewer page (503 without a VNC server)
  *   POST   /vnc/session          bearer → HttpOnly session cookie (path /vnc)
- *   GET    /vnc/session          is the cookie's session valid (401 if not)
+ *   GET    /vnc/session          is the cookie's session valid (401 if not), its page limit
  *   DELETE /vnc/session          ends it (its WebSockets close, its control ends)
  *   GET    /vnc/control          which page is controlled, by whom
  *   POST   /vnc/control          {page_id}: lease it for this viewer, input allowed
  *   DELETE /vnc/control          hand it back
  *   WS     /vnc/websockify       RFB over WebSocket (cookie required)
+ *
+ * A session opened with a token keeps the token's limits: only its page may be taken over
+ * (another is 403 `{detail}`), and it ends at the token's expiry at the latest, and at once
+ * when the token is revoked (an `ask-person` link once the page is handed back).
  */
 export class LiveView {
-  readonly sessions = new SessionStore();
+  readonly sessions = new SessionStore((id) => this.endSession(id, 'evicted'));
   readonly control: LiveControl;
+  /** The standing `ask-person` calls, each with its one-page link. */
+  readonly asks: PersonAsks;
   private readonly bridge: VncBridge | null;
   private readonly auth: Authenticator;
+  /** Ends each session at its expiry (a token's, or the 12 h of the key's). */
+  private readonly expiry = new Map<string, NodeJS.Timeout>();
+  private readonly stopListening: () => void;
 
   constructor(private readonly o: LiveOptions) {
     this.auth = o.auth;
@@ -99,6 +110,10 @@ export class LiveView {
       socketsOf: (id) => this.bridge?.socketsOf(id) ?? 0,
       onTakeover: o.onTakeover,
     });
+    this.asks = new PersonAsks(this.control, this.auth);
+    this.stopListening = this.auth.revocations.onRevoke((ids) => {
+      for (const id of this.sessions.openedWith(ids)) this.endSession(id, 'token revoked');
+    });
   }
 
   get unavailable(): string | null {
@@ -106,8 +121,40 @@ export class LiveView {
   }
 
   close(): void {
+    this.stopListening();
+    this.asks.close();
+    for (const timer of this.expiry.values()) clearTimeout(timer);
+    this.expiry.clear();
     this.control.close();
     this.bridge?.close();
+  }
+
+  /** A new viewer session for this credential, ended by a timer at its expiry. */
+  private openSession(credential: Credential | null): LiveSession {
+    const grant: SessionGrant | null =
+      credential?.kind === 'token'
+        ? {
+            tokenId: credential.claims.id,
+            pageId: credential.claims.page_id,
+            exp: credential.claims.exp,
+          }
+        : null;
+    const s = this.sessions.create(grant);
+    const timer = setTimeout(() => this.endSession(s.id, 'expired'), s.expiresAt - Date.now());
+    timer.unref();
+    this.expiry.set(s.id, timer);
+    return s;
+  }
+
+  /** Ends a viewer session: its WebSockets close and its control ends. */
+  private endSession(id: string, reason: string): void {
+    const timer = this.expiry.get(id);
+    if (timer) clearTimeout(timer);
+    this.expiry.delete(id);
+    this.sessions.delete(id);
+    this.control.sessionEnded(id);
+    this.bridge?.closeSession(id);
+    this.o.logger.info('live view session ended', { reason });
   }
 
   /** The `upgrade` listener of the worker's HTTP server. */
@@ -152,8 +199,7 @@ export class LiveView {
     r.use('/vnc/novnc/vendor', express.static(path.join(NOVNC_DIR, 'vendor'), { index: false }));
 
     r.post('/vnc/session', (req, res) => {
-      this.auth.check(req);
-      const s = this.sessions.create();
+      const s = this.openSession(this.auth.check(req));
       res.setHeader('Set-Cookie', sessionCookie(req, s, isSecure(req)));
       res.setHeader('Cache-Control', 'no-store');
       res.json(this.sessionBody(s));
@@ -166,22 +212,19 @@ export class LiveView {
     });
     r.delete('/vnc/session', (req, res) => {
       const s = this.sessions.fromRequest(req);
-      if (s) {
-        this.sessions.delete(s.id);
-        this.control.sessionEnded(s.id);
-        this.bridge?.closeSession(s.id);
-      }
+      if (s) this.endSession(s.id, 'logged out');
       res.setHeader('Set-Cookie', clearedCookie(req));
       res.json({ success: true, page_id: null, message: s ? 'Session ended' : 'No session' });
     });
 
     r.get('/vnc/control', (req, res) => {
-      const s = this.authorize(req);
+      const { session: s } = this.authorize(req);
       res.setHeader('Cache-Control', 'no-store');
       res.json(this.controlBody(s?.id ?? null));
     });
     r.post('/vnc/control', async (req, res) => {
-      let s = this.authorize(req);
+      const who = this.authorize(req);
+      let s = who.session;
       const body: unknown = req.body;
       const pageId =
         body && typeof body === 'object' && !Array.isArray(body) && 'page_id' in body
@@ -190,19 +233,24 @@ export class LiveView {
       if (typeof pageId !== 'string' || !pageId)
         throw new BadRequest("'page_id' is required (the page to take control of)");
       res.locals.pageId = pageId;
+      const limit = who.limit;
+      if (limit !== null && pageId !== limit) throw limitedTo(limit);
       const why = this.unavailable;
       if (why !== null) throw new Unavailable(why);
       if (!this.o.navigator.initialized) throw new NotInitialized();
       // A bearer caller without a viewer session gets one: the viewer it opens next drives.
       if (!s) {
-        s = this.sessions.create();
+        s = this.openSession(who.credential);
         res.setHeader('Set-Cookie', sessionCookie(req, s, isSecure(req)));
       }
       await this.control.take(s.id, pageId);
       res.json({ ...this.controlBody(s.id), message: `Page ${pageId} is yours to drive` });
     });
     r.delete('/vnc/control', (req, res) => {
-      this.authorize(req);
+      const { limit } = this.authorize(req);
+      // A session limited to a page hands back that page only, not another viewer's.
+      const held = this.control.current();
+      if (limit !== null && held !== null && held.pageId !== limit) throw limitedTo(limit);
       const pageId = this.control.release('handed back');
       res.json({
         success: true,
@@ -220,22 +268,36 @@ export class LiveView {
     return r;
   }
 
-  /** The cookie's viewer session, else the bearer key (null session); 401 otherwise. */
-  private authorize(req: Request): LiveSession | null {
-    const s = this.sessions.fromRequest(req);
-    if (s) return s;
-    this.auth.check(req);
-    return null;
+  /**
+   * The cookie's viewer session, else the bearer credential (null session); 401 otherwise.
+   * `limit`: the one page the session or token may take control of, else null.
+   */
+  private authorize(req: Request): Caller {
+    const session = this.sessions.fromRequest(req);
+    if (session) return { session, credential: null, limit: session.grant?.pageId ?? null };
+    const credential = this.auth.check(req);
+    const limit = credential?.kind === 'token' ? credential.claims.page_id : null;
+    return { session: null, credential, limit };
   }
 
   private sessionBody(s: LiveSession): Record<string, unknown> {
+    const limit = s.grant?.pageId ?? null;
     return {
       success: true,
       page_id: null,
       expires_in: Math.round((s.expiresAt - Date.now()) / 1000),
       live_view: this.unavailable === null,
       reason: this.unavailable,
+      page_limit: limit,
+      asked: limit === null ? null : this.askedOn(limit),
     };
+  }
+
+  /** What the page waits for the person to do (an ask, a plugin's code), else null. */
+  private askedOn(pageId: string): string | null {
+    if (!this.o.navigator.initialized) return null;
+    const pool = this.o.navigator.requirePool();
+    return pool.has(pageId) ? pool.get(pageId).awaitingPerson : null;
   }
 
   private controlBody(sessionId: string | null): Record<string, unknown> {
@@ -247,6 +309,18 @@ export class LiveView {
     };
   }
 }
+
+/** Who asks, as the live view's control routes see it. */
+interface Caller {
+  session: LiveSession | null;
+  /** The bearer credential, when no session cookie stood in for it. */
+  credential: Credential | null;
+  limit: string | null;
+}
+
+/** A session or token limited to one page asked for another: refused like a token's scope. */
+const limitedTo = (pageId: string): AuthError =>
+  new AuthError(403, `This live-view session is limited to page ${pageId}`);
 
 function isSecure(req: Request): boolean {
   return req.secure || req.header('x-forwarded-proto') === 'https';

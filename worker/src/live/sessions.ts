@@ -8,31 +8,49 @@ export const SESSION_TTL_S = 12 * 3600;
 /** Oldest sessions are forgotten past this many (a client looping on POST /vnc/session). */
 const MAX_SESSIONS = 500;
 
+/** The scoped token a session was opened with: what it may do, and until when. */
+export interface SessionGrant {
+  /** The token's id: its revocation ends the session. */
+  tokenId: string;
+  /** The one page the session may take control of, else null (any). */
+  pageId: string | null;
+  /** The token's expiry, epoch seconds: the session ends then at the latest. */
+  exp: number;
+}
+
 export interface LiveSession {
   id: string;
   expiresAt: number;
+  /** The token that opened it, or null for the service key. */
+  grant: SessionGrant | null;
 }
 
 /**
  * Viewer sessions: a random id in an HttpOnly cookie stands for "this browser showed the
- * service key". Held in memory only, so they die with the worker.
+ * service key, or a `live` or `full` token". Held in memory only, so they die with the worker.
  */
 export class SessionStore {
   private readonly sessions = new Map<string, LiveSession>();
 
   constructor(
+    /** A session forgotten to make room for a new one: whatever it holds must end too. */
+    private readonly onEvicted: (id: string) => void = () => undefined,
     private readonly ttlS = SESSION_TTL_S,
     private readonly now: () => number = Date.now,
   ) {}
 
-  create(): LiveSession {
+  /** A new session; one opened with a token ends at the token's expiry at the latest. */
+  create(grant: SessionGrant | null = null): LiveSession {
     this.sweep();
     // Oldest first: a Map keeps insertion order, and deleting while iterating is safe.
     for (const oldest of this.sessions.keys()) {
       if (this.sessions.size < MAX_SESSIONS) break;
       this.sessions.delete(oldest);
+      this.onEvicted(oldest);
     }
-    const session = { id: randomHex(32), expiresAt: this.now() + this.ttlS * 1000 };
+    const ttlEnd = this.now() + this.ttlS * 1000;
+    const expiresAt = grant ? Math.min(ttlEnd, grant.exp * 1000) : ttlEnd;
+    const session: LiveSession = { id: randomHex(32), expiresAt, grant };
     this.sessions.set(session.id, session);
     return session;
   }
@@ -61,6 +79,14 @@ export class SessionStore {
 
   delete(id: string): void {
     this.sessions.delete(id);
+  }
+
+  /** The ids of the sessions opened with one of these tokens. */
+  openedWith(tokenIds: ReadonlySet<string>): string[] {
+    const out: string[] = [];
+    for (const s of this.sessions.values())
+      if (s.grant && tokenIds.has(s.grant.tokenId)) out.push(s.id);
+    return out;
   }
 
   get size(): number {
@@ -98,7 +124,9 @@ export function cookieName(req: IncomingMessage): string {
 }
 
 export function sessionCookie(req: IncomingMessage, session: LiveSession, secure: boolean): string {
-  const maxAge = Math.max(0, Math.round((session.expiresAt - Date.now()) / 1000));
+  // Rounded up: the browser must not drop the cookie before the session ends (the server ends
+  // it on time; a cookie gone early would end a token's viewer up to half a second before).
+  const maxAge = Math.max(0, Math.ceil((session.expiresAt - Date.now()) / 1000));
   return [
     `${cookieName(req)}=${session.id}`,
     'Path=/vnc',

@@ -36,6 +36,8 @@ export class OnDemandVnc {
   private viewers = 0;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** The last x11vnc exiting: it holds the port until it is gone. */
+  private stopping: Promise<void> | null = null;
 
   constructor(
     private readonly display: string,
@@ -49,6 +51,20 @@ export class OnDemandVnc {
     this.viewers += 1;
     this.cancelLinger();
     if (this.proc || this.stopped) return this.proc !== null;
+    if (this.stopping) {
+      // A new x11vnc now could not bind the port: it starts once the last one is gone (the
+      // bridge waits for `ready`, then retries its connection while x11vnc starts).
+      void this.stopping
+        .catch(() => undefined)
+        .then(() => {
+          if (this.viewers > 0 && !this.proc && !this.stopped) this.start();
+        });
+      return true;
+    }
+    return this.start();
+  }
+
+  private start(): boolean {
     try {
       this.proc = startVnc(this.display, this.port);
     } catch (err) {
@@ -60,6 +76,11 @@ export class OnDemandVnc {
       pid: this.proc.pid,
     });
     return true;
+  }
+
+  /** Resolves once no x11vnc is exiting: one that still holds the port would drop a viewer. */
+  ready(): Promise<void> {
+    return this.stopping ? this.stopping.catch(() => undefined) : Promise.resolve();
   }
 
   /** A viewer left: x11vnc stops once none came back within the linger. */
@@ -90,7 +111,13 @@ export class OnDemandVnc {
     const proc = this.proc;
     this.proc = null;
     if (!proc) return;
-    await proc.stop();
+    const exited = proc.stop();
+    this.stopping = exited;
+    try {
+      await exited;
+    } finally {
+      if (this.stopping === exited) this.stopping = null;
+    }
     this.logger.info('vnc for the live view stopped', { pid: proc.pid, reason: why });
   }
 }

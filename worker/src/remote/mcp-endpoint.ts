@@ -59,6 +59,8 @@ export class McpEndpoint {
         target,
         leaseTtlS: this.o.sessions.leaseTtlS,
         idleMs: this.o.sessions.idleMs,
+        // The API is called over loopback: ask-person's live_url must name the agent's address.
+        forwardHost: true,
         tools: () => (this.tools ??= this.catalog(mcp, target)),
       });
     }));
@@ -74,8 +76,12 @@ export class McpEndpoint {
   }
 
   router(): Router {
-    const r = express.Router();
+    // Case-sensitive, as the path is classified (service-kit's `accessOf`): `/MCP` reached here
+    // would be read as a public file and pass without a credential.
+    const r = express.Router({ caseSensitive: true, strict: false });
     r.all(MCP_PATH, (req, res, next) => {
+      // Needs the key or a `full` token of this persona; a refusal (thrown here) reaches the
+      // error handler, which answers its status, `{detail}` and `Retry-After`.
       this.o.auth.check(req);
       if (!this.url) throw new NotInitialized('The MCP server starts once the worker listens');
       this.load(this.url)
