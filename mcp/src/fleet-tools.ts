@@ -1,7 +1,7 @@
 import { pluginTools } from './plugin-tools';
 import type { RestTarget } from './rest';
 import { fromReply } from './results';
-import type { ToolDef } from './tool';
+import type { ToolContext, ToolDef } from './tool';
 import { ArgumentError, stringArg } from './tool';
 import { CORE_TOOLS } from './tools';
 
@@ -10,8 +10,12 @@ const PLUGIN_LIST_MS = 5 * 60_000;
 
 /** What the fleet's MCP server knows of the personas. */
 export interface FleetPersonas {
-  /** The persona's front door; throws ArgumentError for an unknown name. */
-  target(name: string): RestTarget;
+  /**
+   * The persona's front door; throws ArgumentError for an unknown name. `origin` is where the
+   * MCP client reached the fleet: the links a persona makes for a person (ask_person's
+   * `live_url`) name that host, at the persona's own port.
+   */
+  target(name: string, origin: ToolContext['origin']): RestTarget;
   /** A persona to read the plugin set from: an awake one if any (else one its call wakes). */
   sample(): string | null;
 }
@@ -30,7 +34,7 @@ function forPersona(tool: ToolDef, personas: FleetPersonas): ToolDef {
       required: ['persona', ...(tool.inputSchema.required ?? [])],
     },
     run: (args, ctx) => {
-      const target = personas.target(stringArg(args, 'persona'));
+      const target = personas.target(stringArg(args, 'persona'), ctx.origin);
       const rest = { ...args };
       delete rest.persona;
       return tool.run(rest, { ...ctx, target });
@@ -59,7 +63,9 @@ export function fleetCatalog(personas: FleetPersonas): () => Promise<ToolDef[]> 
     if (plugins && Date.now() - plugins.at < PLUGIN_LIST_MS) return plugins.tools;
     const name = personas.sample();
     if (name === null) return [];
-    const doc = await personas.target(name).call({ method: 'GET', path: '/openapi.json' });
+    const doc = await personas
+      .target(name, { host: null, proto: null })
+      .call({ method: 'GET', path: '/openapi.json' });
     if (doc.status !== 200) throw new ArgumentError(`persona ${name} gave no OpenAPI document`);
     plugins = { at: Date.now(), tools: pluginTools(doc.body) };
     return plugins.tools;

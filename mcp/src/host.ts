@@ -151,10 +151,10 @@ export class McpHost {
       if (!tool) return toolError(`Unknown tool '${request.params.name}'`);
       const token = request.params._meta?.progressToken;
       let step = 0;
+      const origin = originOf(extra.requestInfo);
       const ctx: ToolContext = {
-        target: this.o.forwardHost
-          ? this.o.target.forwarding(originOf(extra.requestInfo))
-          : this.o.target,
+        target: this.o.forwardHost ? this.o.target.forwarding(origin) : this.o.target,
+        origin,
         leases,
         signal: extra.signal,
         progress: async (message) => {

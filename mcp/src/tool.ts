@@ -10,6 +10,8 @@ import type { Json, RestReply, RestTarget } from './rest';
 /** What a tool's run gets: the persona's API, the session's leases, a way to say it still works. */
 export interface ToolContext {
   target: RestTarget;
+  /** The host and scheme the MCP client reached (`X-Forwarded-Host`, else `Host`), when known. */
+  origin: { host: string | null; proto: string | null };
   leases: SessionLeases;
   /** Tells the client the call is alive (a long wait); a no-op when it gave no progress token. */
   progress: (message: string) => Promise<void>;

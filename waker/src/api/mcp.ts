@@ -38,7 +38,7 @@ export class FleetMcp {
       logger: this.deps.logger,
       target: new RestTarget(`http://127.0.0.1:${port}`, serviceKey),
       tools: fleetCatalog({
-        target: (name) => {
+        target: (name, origin) => {
           let persona: Persona;
           try {
             persona = fleet.get(name);
@@ -48,7 +48,12 @@ export class FleetMcp {
           const url = `http://127.0.0.1:${persona.spec.port}`;
           let t = targets.get(url);
           if (!t) targets.set(url, (t = new RestTarget(url, serviceKey)));
-          return t;
+          // The agent reached the waker at origin.host: a person reaches the persona on the
+          // same host, at the persona's own port (ask_person's live_url).
+          const host = origin.host?.replace(/:\d+$/, '');
+          return host
+            ? t.forwarding({ host: `${host}:${persona.spec.port}`, proto: origin.proto })
+            : t;
         },
         sample: () => {
           const all = fleet.list();
