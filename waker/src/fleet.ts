@@ -55,6 +55,13 @@ export interface FleetOptions {
   workerUp?: (persona: string, handle: InstanceHandle) => Promise<void>;
 }
 
+/** The waker's own environment, as a child process inherits it. */
+function inheritedEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
 export class UnknownPersona extends Error {
   constructor(name: string) {
     super(`unknown persona: ${name}`);
@@ -127,8 +134,9 @@ export class Fleet {
       descriptions: new WorkerDescriptions(
         this.opts.repoRoot ?? path.resolve(__dirname, '..', '..'),
       ),
-      commit: this.opts.commit,
       workerEnv,
+      // A child process inherits the waker's environment; a container does not.
+      inherited: driver.kind === 'process' ? inheritedEnv() : {},
     });
     for (const persona of this.personas.values()) {
       if (persona.state === 'crashed') continue;

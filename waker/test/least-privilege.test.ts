@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
-import type { Browser } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { navigatorStatusSchema, pingSchema, poolStatusSchema } from '@persona-browser/contracts';
 import { bearer, callFrom, upgradeStatus } from '@persona-browser/testkit/door';
 import type { Fixture } from '@persona-browser/testkit/fixture';
@@ -251,6 +251,26 @@ test('tokens open what their scope names, through the door, and nothing of anoth
   await stillAsleep('bob');
 });
 
+test("public reads and refused calls never count as activity; a loading page's own files do", async () => {
+  expect((await api('127.0.0.1', '/api/personas/alice/wake', 'POST')).status).toBe(200);
+  const from = '127.0.0.8';
+  const last = async (): Promise<string | null> => (await waker.persona('alice')).last_request;
+  expect(await get(from, `${alice()}/api/v1/system/process-tree`, KEY)).toBe(200);
+  const before = await last();
+  expect(before).not.toBeNull();
+  // A monitor's status poll, a scanner's page load and wrong keys: the idle clock goes on.
+  expect(await get(from, `${alice()}/api/v1/system/status`, null)).toBe(200);
+  expect(await get(from, `${alice()}/ui/base.css`, null)).toBe(200);
+  expect(await get(from, `${alice()}/api/v1/system/process-tree`, 'wrong')).toBe(401);
+  expect(await last()).toBe(before);
+  // A browser fetching the files of a page it loaded from here is someone opening it.
+  const part = await callFrom(from, `${alice()}/ui/base.css`, {
+    headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-dest': 'style' },
+  });
+  expect(part.status).toBe(200);
+  expect(await last()).not.toBe(before);
+});
+
 test('a revoked token is refused within a second, and its open DevTools connection closes', async () => {
   const from = '127.0.0.5';
   const made = await mint('alice', 'full', { label: 'revoke me' });
@@ -376,7 +396,7 @@ describe('in a browser', () => {
       ).toBe(200);
     }
     const panel = await client.browser.newPage();
-    const viewer = await client.browser.newPage();
+    let viewer: Page | null = null;
     try {
       await panel.goto(`${waker.url}/`, { waitUntil: 'load' });
       await panel.type('#key-input', KEY);
@@ -402,6 +422,7 @@ describe('in a browser', () => {
         expect.objectContaining({ persona: 'alice', scope: 'live', page_id: 'shared' }),
       );
       // Opened by a person (no key typed), the viewer takes control of that page at once.
+      viewer = await client.browser.newPage();
       await viewer.goto(url, { waitUntil: 'load' });
       await until(
         async () => ((await control()).page_id === 'shared' ? true : null),
@@ -422,7 +443,7 @@ describe('in a browser', () => {
       expect(other).toBe(403);
       expect((await control()).page_id).toBe('shared');
     } finally {
-      await viewer.close().catch(() => undefined);
+      await viewer?.close().catch(() => undefined);
       await panel.close().catch(() => undefined);
     }
   });
@@ -439,9 +460,11 @@ describe('in a browser', () => {
       expect(await page.$eval('h1', (h) => h.textContent)).toBe('Persona alice is sleeping');
       await stillAsleep('alice');
       // With a token in the link's fragment, the page wakes alice and becomes her viewer.
+      // (Opened as a link is: a new page, not a change of this one's fragment.)
       const { token } = await mint('alice', 'live');
-      await page.goto(`${alice()}/vnc/#token=${token}`, { waitUntil: 'load' });
-      await page.waitForSelector('#screen', { timeout: 60_000 });
+      const link = await context.newPage();
+      await link.goto(`${alice()}/vnc/#token=${token}`, { waitUntil: 'load' });
+      await link.waitForSelector('#screen', { timeout: 60_000 });
       expect((await waker.persona('alice')).state).toBe('running');
     } finally {
       await context.close().catch(() => undefined);

@@ -61,6 +61,12 @@ input{font:inherit;width:100%;box-sizing:border-box;padding:.4rem}button{font:in
   const credential = fromHash || stored;
   if (credential) wake(credential, false);
   else document.getElementById('form').hidden = false;
+  // A link pasted into this tab changes only the fragment: the page does not load again.
+  window.addEventListener('hashchange', () => {
+    const again = new URLSearchParams(location.hash.slice(1));
+    const given = again.get('token') || again.get('key');
+    if (given) wake(given, false);
+  });
 })();
 </script>
 </body></html>

@@ -1,10 +1,5 @@
 import type http from 'node:http';
-import type {
-  CommitInfo,
-  NavigatorStatus,
-  PingResult,
-  PoolStatus,
-} from '@persona-browser/contracts';
+import type { NavigatorStatus, PingResult, PoolStatus } from '@persona-browser/contracts';
 import type { PageState } from '@persona-browser/contracts';
 import { SYSTEM_PATHS } from '@persona-browser/contracts';
 import { errorEnvelope, errorMessage, pathOf, sendJson } from '@persona-browser/service-kit';
@@ -22,10 +17,13 @@ const pingPauseMs = (): number => 1800 + Math.random() * 400;
 export interface AsleepDeps {
   /** What the checkout's worker answers without a browser (plugins, their docs, the API document). */
   descriptions: WorkerDescriptions;
-  /** The commit a woken worker would run (the fleet's). */
-  commit: CommitInfo | null;
   /** The fleet's variables under each persona's own (`persona.env`), as its worker gets them. */
   workerEnv: Readonly<Record<string, string>>;
+  /**
+   * What a worker inherits beneath those: the waker's own environment under the process
+   * driver (a child process), nothing in a container.
+   */
+  inherited?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -67,14 +65,16 @@ export class AsleepAnswers {
   }
 
   private env(persona: Persona): Record<string, string> {
-    return personaWorkerEnv(persona.spec.dir, this.deps.workerEnv);
+    return { ...this.deps.inherited, ...personaWorkerEnv(persona.spec.dir, this.deps.workerEnv) };
   }
 
   private ping(persona: Persona): PingResult {
     return {
       pong: Date.now(),
       status: 'alive',
-      commit: persona.commit ?? this.deps.commit,
+      // No worker runs, so none runs a commit: a health gate that reads this ping must not
+      // take the commit a woken worker would run for one that answered.
+      commit: persona.commit,
       persona: persona.name,
       activity: { in_flight: 0, idle_seconds: persona.activity.idleSeconds() },
       proxy_errors: persona.proxyStatus()?.proxy_errors ?? null,

@@ -197,7 +197,15 @@ export class FrontDoor {
       sendJson(res, err.status, err.body, err.headers);
     });
     if (admitted === null) return;
-    if (admitted !== 'pass') {
+    // A page's own scripts and styles, fetched by a browser that loaded the page from here,
+    // count too: a viewer opened just before the idle timeout must finish loading, not lose
+    // its worker between two of its files. A scanner's bare `GET /` sends no such header.
+    const pagePart =
+      admitted === 'pass' &&
+      need.access === 'static' &&
+      req.headers['sec-fetch-site'] === 'same-origin' &&
+      persona.runningAddress() !== null;
+    if (admitted !== 'pass' || pagePart) {
       counted = true;
       persona.activity.requestStarted();
     }
