@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { SupervisorStatus } from '@persona-browser/contracts';
+import type { PingResult, SupervisorStatus } from '@persona-browser/contracts';
 import { supervisorStatusSchema } from '@persona-browser/contracts';
 import { KEY, ROOT, call, freePort, sleep, until, wakerEnv } from './waker';
 
@@ -119,6 +119,20 @@ export function makeFleetRepo(personas: Record<string, string>): FleetRepo {
     head: () => git(checkout, 'rev-parse', 'HEAD'),
     remove: () => fs.rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * The commit the persona's worker answers ping with on the persona's own port, as a user asks
+ * it, else null (no answer). While the worker is not running the waker answers the ping itself,
+ * saying so in `persona_state`, with the commit a wake would run: not the worker's word, so null.
+ */
+export async function workerCommit(port: number): Promise<string | null> {
+  const r = await call<PingResult & { persona_state?: string }>(
+    `http://127.0.0.1:${port}/api/v1/system/ping`,
+    { key: null },
+  ).catch(() => null);
+  if (r?.status !== 200 || r.body.persona_state !== undefined) return null;
+  return r.body.commit?.hash ?? null;
 }
 
 /** worker/src/main.ts with a mark the built worker carries (a good commit that builds). */

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Docker from 'dockerode';
-import type { PingResult, SupervisorStatus } from '@persona-browser/contracts';
+import type { SupervisorStatus } from '@persona-browser/contracts';
 import { DEFAULT_BASE_IMAGE, dockerCli, ensurePersonaImage } from '@persona-browser/testkit/image';
 import {
   ROOT,
@@ -11,6 +11,7 @@ import {
   makeFleetRepo,
   marked,
   startSupervisor,
+  workerCommit,
 } from '@persona-browser/testkit/fleet-repo';
 import type { FleetRepo, RunningSupervisor } from '@persona-browser/testkit/fleet-repo';
 
@@ -36,12 +37,8 @@ let personaPort: number;
 const fleetContainers = (): Promise<Docker.ContainerInfo[]> =>
   docker.listContainers({ all: true, filters: { label: [`persona-browser.fleet=${FLEET}`] } });
 
-async function pingHash(): Promise<string | null> {
-  const r = await call<PingResult>(`http://127.0.0.1:${personaPort}/api/v1/system/ping`, {
-    key: null,
-  });
-  return r.status === 200 ? (r.body.commit?.hash ?? null) : null;
-}
+/** The commit the persona's worker answers ping with on its port (null: not the worker's). */
+const pingHash = (): Promise<string | null> => workerCommit(personaPort);
 
 /** The image the persona's container runs. */
 async function personaImage(): Promise<string> {

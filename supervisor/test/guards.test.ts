@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { PingResult, SupervisorStatus } from '@persona-browser/contracts';
+import type { SupervisorStatus } from '@persona-browser/contracts';
 import { fleetPids, isAlive } from '@persona-browser/testkit/fleet-procs';
 import {
   ROOT,
@@ -11,6 +11,7 @@ import {
   marked,
   startSupervisor,
   until,
+  workerCommit,
 } from '@persona-browser/testkit/fleet-repo';
 import type { FleetRepo, RunningSupervisor } from '@persona-browser/testkit/fleet-repo';
 
@@ -35,10 +36,8 @@ let personaPort: number;
 
 const personaUrl = (route: string): string => `http://127.0.0.1:${personaPort}${route}`;
 
-async function pingHash(): Promise<string | null> {
-  const r = await call<PingResult>(personaUrl('/api/v1/system/ping'), { key: null });
-  return r.status === 200 ? (r.body.commit?.hash ?? null) : null;
-}
+/** The commit the persona's worker answers ping with on its port (null: not the worker's). */
+const pingHash = (): Promise<string | null> => workerCommit(personaPort);
 
 /** What a user calls: the worker's update route, which touches `.update-trigger`. */
 async function triggerUpdate(): Promise<void> {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { PersonaList, PingResult, SupervisorStatus } from '@persona-browser/contracts';
+import type { PersonaList, SupervisorStatus } from '@persona-browser/contracts';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { fleetPids } from '@persona-browser/testkit/fleet-procs';
 import {
@@ -15,6 +15,7 @@ import {
   makeFleetRepo,
   sleep,
   startSupervisor,
+  workerCommit,
 } from '@persona-browser/testkit/fleet-repo';
 import type { FleetRepo, RunningSupervisor } from '@persona-browser/testkit/fleet-repo';
 
@@ -50,12 +51,8 @@ let repo: FleetRepo;
 let sup: RunningSupervisor;
 let personaPort: number;
 
-async function pingHash(): Promise<string | null> {
-  const r = await call<PingResult>(`http://127.0.0.1:${personaPort}/api/v1/system/ping`, {
-    key: null,
-  });
-  return r.status === 200 ? (r.body.commit?.hash ?? null) : null;
-}
+/** The commit the persona's worker answers ping with on its port (null: not the worker's). */
+const pingHash = (): Promise<string | null> => workerCommit(personaPort);
 
 /**
  * The fleet up, idle and healthy on the checkout's HEAD: where each update test starts, so none

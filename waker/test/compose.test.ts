@@ -136,9 +136,10 @@ test('the waker runs in a container and lists both personas', async () => {
 });
 
 test('the always-on persona answers on its host port, in a container of its own', async () => {
+  // Until its worker runs, the waker answers the status read itself (initialized: false).
   const status = await until(async () => {
     const r = await call(`http://127.0.0.1:${ports.always}/api/v1/system/status`, { key: null });
-    return r.status === 200 ? r : null;
+    return r.status === 200 && r.body.initialized === true ? r : null;
   }, 120_000);
   expect(status.body).toMatchObject({ initialized: true });
   const ping = await call(`http://127.0.0.1:${ports.always}/api/v1/system/ping`, { key: null });
@@ -153,9 +154,9 @@ test('the always-on persona answers on its host port, in a container of its own'
   contentImage = ann?.Image ?? null;
 });
 
-test('the sleepy persona wakes on its first request and sleeps when idle', async () => {
+test('the sleepy persona wakes on its first call with its key and sleeps when idle', async () => {
   expect((await personas()).find((p) => p.name === 'bob')?.state).toBe('sleeping');
-  const r = await call(`http://127.0.0.1:${ports.sleepy}/api/v1/system/status`, { key: null });
+  const r = await call(`http://127.0.0.1:${ports.sleepy}/api/v1/system/process-tree`);
   expect(r.status).toBe(200);
   expect((await personas()).find((p) => p.name === 'bob')?.state).toBe('running');
   await until(async () =>

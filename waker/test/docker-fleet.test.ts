@@ -144,13 +144,15 @@ describe('waker with the docker driver', () => {
     }
   });
 
-  test('the sleepy persona wakes on its first request (answered), then sleeps and its container goes', async () => {
+  test('the sleepy persona wakes on its first call with its key (answered), then sleeps and its container goes', async () => {
     expect((await waker.persona('bob')).state).toBe('sleeping');
     expect(await containerOf('bob')).toBeNull();
-    const first = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
-    expect(first).toMatchObject({ status: 200, body: { initialized: true } });
-    expect((await containerOf('bob'))?.State.Running).toBe(true);
+    const first = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/process-tree`);
+    expect(first.status).toBe(200);
     const doneAt = Date.now();
+    expect((await containerOf('bob'))?.State.Running).toBe(true);
+    const status = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
+    expect(status).toMatchObject({ status: 200, body: { initialized: true } });
     await waker.waitState('bob', 'sleeping', 60_000);
     expect(Date.now() - doneAt).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
     const until = Date.now() + 30_000;
@@ -267,17 +269,23 @@ describe('waker with the docker driver', () => {
       // Stopped first (an API sleep always stops; only the idle sleep pauses).
       await call(`${waker.url}/api/personas/bob/sleep`, { method: 'POST' });
       expect(await containerOf('bob')).toBeNull();
+      // Each wake is a call with the key (a status read is the waker's answer: it wakes nothing).
+      const wakingCall = `http://127.0.0.1:${ports.bob}/api/v1/system/process-tree`;
       let t = performance.now();
-      const cold = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
+      const cold = await call(wakingCall);
       const coldMs = performance.now() - t;
       expect(cold).toMatchObject({ status: 200 });
       await waker.waitState('bob', 'sleeping', 60_000);
       expect((await containerOf('bob'))?.State.Paused).toBe(true);
       t = performance.now();
-      const warm = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
+      const warm = await call(wakingCall);
       const warmMs = performance.now() - t;
-      expect(warm).toMatchObject({ status: 200, body: { initialized: true } });
+      expect(warm).toMatchObject({ status: 200 });
       expect((await containerOf('bob'))?.State.Paused).toBe(false);
+      const status = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, {
+        key: null,
+      });
+      expect(status).toMatchObject({ status: 200, body: { initialized: true } });
       expect(warmMs).toBeLessThan(coldMs);
     });
   }, 300_000);
@@ -309,7 +317,8 @@ describe('docker driver bad input', () => {
       PERSONA_IMAGE: 'persona-browser:no-such-tag',
     });
     try {
-      const r = await call(`http://127.0.0.1:${p.lost}/api/v1/system/status`, { key: null });
+      // A call with the key wakes it, and the wake fails.
+      const r = await call(`http://127.0.0.1:${p.lost}/api/v1/system/process-tree`);
       expect(r.status).toBe(503);
       expect(r.body).toMatchObject({ success: false, page_id: null });
       expect(r.body.error).toContain('persona-browser:no-such-tag');

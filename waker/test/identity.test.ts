@@ -204,8 +204,12 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
     const slept = await call(`${waker.url}/api/personas/de/sleep`, { method: 'POST' });
     expect(slept.body.state).toBe('sleeping');
   };
-  /** `de` awake (a request through its port wakes it) and the identity it wears. */
+  /** A call through the port with the key: it wakes a sleeping persona (a status read does not). */
+  const wakeThrough = (name: string): Promise<Reply> =>
+    through(name, '/api/v1/system/process-tree');
+  /** `de` awake (a call with the key through its port wakes it) and the identity it wears. */
   const awakeDe = async (): Promise<ProxyIdentity> => {
+    expect((await wakeThrough('de')).status).toBe(200);
     const status = await through('de', '/api/v1/system/status');
     expect(status).toMatchObject({ status: 200, body: { initialized: true } });
     return readFile('de');
@@ -286,9 +290,10 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
     await call(`${waker.url}/api/personas/plain/sleep`, { method: 'POST' });
   });
 
-  test('a request to it asleep wakes it with a fresh identity file, 0600 and schema-valid', async () => {
+  test('a call with its key to it asleep wakes it with a fresh identity file, 0600 and schema-valid', async () => {
     await sleepDe();
     const lookupsBefore = geo.lookups.length;
+    expect((await wakeThrough('de')).status).toBe(200);
     const status = await through('de', '/api/v1/system/status');
     expect(status.status).toBe(200);
     expect(status.body.initialized).toBe(true);
@@ -441,8 +446,8 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
       // The old identity (a dead session) is gone; no worker was started.
       expect(fs.existsSync(fileOf('de'))).toBe(false);
       expect(workerPid(FLEET, 'de')).toBeNull();
-      // A client's request through the port gets the error envelope.
-      const viaPort = await through('de', '/api/v1/system/status');
+      // A client's call with the key through the port gets the error envelope.
+      const viaPort = await wakeThrough('de');
       expect(viaPort.status).toBe(502);
       expect(viaPort.body).toMatchObject({ success: false, page_id: null });
       expect(viaPort.body.error).toContain('proxy refused the session (407)');
@@ -456,7 +461,8 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
     } finally {
       proxyPassword = PASSWORD;
     }
-    // Once the proxy takes the session again, the next request wakes it.
+    // Once the proxy takes the session again, the next call with the key wakes it.
+    expect((await wakeThrough('de')).status).toBe(200);
     const again = await through('de', '/api/v1/system/status');
     expect(again).toMatchObject({ status: 200, body: { initialized: true } });
     expect((await personaOf('de')).state).toBe('running');

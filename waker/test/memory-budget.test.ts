@@ -40,9 +40,12 @@ const start = async (env: Record<string, string>): Promise<RunningWaker> =>
     ...env,
   });
 
-/** A request at the persona's own port: it wakes the persona if it sleeps. */
-const ping = (name: Name) =>
-  call(`http://127.0.0.1:${ports[name]}/api/v1/system/ping`, { key: null });
+/**
+ * A call with the key at the persona's own port (a harmless read): it wakes the persona if it
+ * sleeps, and counts as its activity. A public read (ping, status) would do neither.
+ */
+const callPersona = (name: Name) =>
+  call(`http://127.0.0.1:${ports[name]}/api/v1/system/process-tree`);
 
 /** The persona's live view, open through its port (a person watching it). */
 async function openLiveView(name: Name): Promise<WebSocket> {
@@ -106,18 +109,18 @@ async function settledMb(w: RunningWaker, name: Name): Promise<number> {
 
 test('FLEET_MAX_AWAKE=2: the least recently used idle persona sleeps when a third wakes; one with a live view open is kept', async () => {
   waker = await start({ FLEET_MAX_AWAKE: '2' });
-  expect((await ping('a')).status).toBe(200);
+  expect((await callPersona('a')).status).toBe(200);
   aloneMb = await settledMb(waker, 'a');
   process.stdout.write(`a persona holds ${aloneMb} MB (PSS) running alone\n`);
-  expect((await ping('b')).status).toBe(200);
+  expect((await callPersona('b')).status).toBe(200);
   // The control: two fit, nobody was put to sleep for them.
   expect(waker.logs.some((l) => l.includes('put to sleep for memory'))).toBe(false);
-  expect((await ping('c')).status).toBe(200);
+  expect((await callPersona('c')).status).toBe(200);
   expect(await states(waker)).toMatchObject({ a: 'sleeping', b: 'running', c: 'running' });
   expect(waker.logs.some((l) => l.includes('"slept":"a"'))).toBe(true);
   // b is now the least recently used, but a person watches it: c sleeps instead.
   await openLiveView('b');
-  expect((await ping('a')).status).toBe(200);
+  expect((await callPersona('a')).status).toBe(200);
   expect(await states(waker)).toMatchObject({ a: 'running', b: 'running', c: 'sleeping' });
   for (const ws of views.splice(0)) ws.terminate();
   await waker.stop();
@@ -183,10 +186,10 @@ describe('FLEET_MEMORY_LIMIT_MB of one heavy persona', () => {
 
   test('nothing can be freed: 503 with Retry-After, the message names the budget, the panel shows why', async () => {
     const w = waker as RunningWaker;
-    expect((await ping('a')).status).toBe(200);
+    expect((await callPersona('a')).status).toBe(200);
     await openLiveView('a');
     process.stdout.write(`a holds ${await makeHeavy(w)} MB with the heavy page\n`);
-    const refused = await ping('b');
+    const refused = await callPersona('b');
     process.stdout.write(`refused: ${refused.body.error}\n`);
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('10');
@@ -198,10 +201,13 @@ describe('FLEET_MEMORY_LIMIT_MB of one heavy persona', () => {
     const api = await call(`${w.url}/api/personas/b/wake`, { method: 'POST' });
     expect(api.status).toBe(503);
     expect(api.headers.get('retry-after')).toBe('10');
-    // A live view opened at the sleeping persona is refused the same way, never left hanging.
+    // A live view opened with the key at the sleeping persona is refused the same way, never
+    // left hanging.
     const upgrade = await new Promise<{ status: number; retryAfter: string | undefined }>(
       (resolve, reject) => {
-        const ws = new WebSocket(`ws://127.0.0.1:${ports.b}/vnc/websockify`);
+        const ws = new WebSocket(`ws://127.0.0.1:${ports.b}/vnc/websockify`, {
+          headers: { authorization: `Bearer ${KEY}` },
+        });
         ws.once('unexpected-response', (_req, res) => {
           resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] });
           ws.terminate();
@@ -235,7 +241,7 @@ describe('FLEET_MEMORY_LIMIT_MB of one heavy persona', () => {
     const w = waker as RunningWaker;
     for (const ws of views.splice(0)) ws.close();
     await until(async () => ((await w.persona('a')).idle_seconds !== null ? true : null), 10_000);
-    const woke = await ping('b');
+    const woke = await callPersona('b');
     expect([woke.status, woke.body.error]).toEqual([200, undefined]);
     expect(await states(w)).toMatchObject({ a: 'sleeping', b: 'running' });
     // What the panel showed is gone with the wake.
@@ -253,7 +259,7 @@ describe('FLEET_MEMORY_LIMIT_MB of one heavy persona', () => {
 test('HOST_MEMORY_MIN_AVAILABLE_MB above what the host has: the wake is refused naming it', async () => {
   const threshold = 100_000_000;
   waker = await start({ HOST_MEMORY_MIN_AVAILABLE_MB: String(threshold) });
-  const refused = await ping('a');
+  const refused = await callPersona('a');
   expect(refused.status).toBe(503);
   expect(refused.headers.get('retry-after')).toBe('10');
   expect(refused.body.error).toContain(`HOST_MEMORY_MIN_AVAILABLE_MB=${threshold}`);

@@ -182,7 +182,12 @@ describe('waker with the process driver', () => {
 
   test("an agent drives a persona through the fleet's MCP server, the persona a tool argument", async () => {
     await waker.waitState('alice', 'running');
-    const { client: agent, transport, use } = await connectAgent(`${waker.url}/mcp`, KEY);
+    // The agent reaches the waker by name: the link ask_person makes for a person names it too.
+    const {
+      client: agent,
+      transport,
+      use,
+    } = await connectAgent(`http://localhost:${ports.waker}/mcp`, KEY);
     const text = textOf;
     try {
       const { tools } = await agent.listTools();
@@ -238,6 +243,11 @@ describe('waker with the process driver', () => {
       const answer = await asked;
       expect(answer.isError).toBeFalsy();
       expect(JSON.parse(text(answer))).toMatchObject({ handed_back: true });
+      // At alice's own port, on the host the agent reached the waker on (not the loopback
+      // address the waker calls alice on).
+      expect(JSON.parse(text(answer)).live_url).toMatch(
+        new RegExp(`^http://localhost:${ports.alice}/vnc/#token=pbt_`),
+      );
       // The page is the session's: the API without its token meets the lease.
       const locked = await call(`http://127.0.0.1:${ports.alice}/api/v1/ops/agent/navigate`, {
         method: 'POST',
@@ -254,25 +264,48 @@ describe('waker with the process driver', () => {
     }
   });
 
-  test('the sleepy persona is woken by its first request, which is answered', async () => {
+  test('the sleepy persona is woken by its first call with its key, which is answered', async () => {
     expect((await waker.persona('bob')).state).toBe('sleeping');
     expect(workerPid(FLEET, 'bob')).toBeNull();
-    const first = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, { key: null });
+    const status = `http://127.0.0.1:${ports.bob}/api/v1/system/status`;
+    // A status read is public: the waker answers it for the sleeping persona, waking nothing.
+    const asleep = await call(status, { key: null });
+    expect(asleep).toMatchObject({
+      status: 200,
+      body: { initialized: false, persona_state: 'sleeping' },
+    });
+    expect(await waker.persona('bob')).toMatchObject({ state: 'sleeping', last_request: null });
+    expect(workerPid(FLEET, 'bob')).toBeNull();
+    // A call with the key wakes it, and its worker answers it.
+    const first = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/process-tree`);
     expect(first.status).toBe(200);
-    expect(first.body.initialized).toBe(true);
-    expect(first.body.slowmo).toBe(150);
+    const awake = await call(status, { key: null });
+    expect(awake.status).toBe(200);
+    expect(awake.body.initialized).toBe(true);
+    expect(awake.body.slowmo).toBe(150);
+    expect(awake.body.persona_state).toBeUndefined();
     const bob = await waker.persona('bob');
     expect(bob.state).toBe('running');
     expect(bob.last_request).not.toBeNull();
     expect(workerPid(FLEET, 'bob')).not.toBeNull();
+    // What the waker said asleep is what the worker says awake: the fleet's BROWSER_SLOWMO.
+    expect(asleep.body.slowmo).toBe(awake.body.slowmo);
   });
 
   test('it sleeps after IDLE_TIMEOUT without requests, and wakes again', async () => {
-    // Busy through a ping (2 s) in flight: idle_seconds is null while it runs.
-    const ping = call(`http://127.0.0.1:${ports.bob}/api/v1/system/ping`, { key: null });
+    // Busy through a call with the key in flight (a navigation waits about 2 s before it
+    // starts, and the page takes 2 s more): idle_seconds is null while it runs. A ping would
+    // not do: a public read is never activity.
+    const ops = `http://127.0.0.1:${ports.bob}/api/v1/ops`;
+    const created = await call(`${ops}/create-page`, { method: 'POST', body: { page_id: 'busy' } });
+    expect(created.status).toBe(200);
+    const navigating = call(`${ops}/busy/navigate`, {
+      method: 'POST',
+      body: { url: `${site.url}/slow?ms=2000` },
+    });
     await sleep(500);
     expect((await waker.persona('bob')).idle_seconds).toBeNull();
-    expect((await ping).body.persona).toBe('bob');
+    expect((await navigating).body).toMatchObject({ success: true, status_code: 200 });
     const doneAt = Date.now();
     const asleep = await waker.waitState('bob', 'sleeping', 30_000);
     expect(Date.now() - doneAt).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
@@ -280,8 +313,20 @@ describe('waker with the process driver', () => {
     const until = Date.now() + 10_000;
     while (workerPid(FLEET, 'bob') !== null && Date.now() < until) await sleep(100);
     expect(fleetPids(FLEET, 'bob')).toEqual([]);
-    const again = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/ping`, { key: null });
-    expect(again).toMatchObject({ status: 200, body: { persona: 'bob' } });
+    // A ping asleep is the waker's answer and wakes nothing; a call with the key wakes it.
+    const asleepPing = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/ping`, {
+      key: null,
+    });
+    expect(asleepPing).toMatchObject({
+      status: 200,
+      body: { persona: 'bob', persona_state: 'sleeping' },
+    });
+    expect(fleetPids(FLEET, 'bob')).toEqual([]);
+    // (Its worker's answer: the door never answers a protected route itself.)
+    const again = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/process-tree`);
+    expect(again).toMatchObject({ status: 200, body: { success: true } });
+    expect((await waker.persona('bob')).state).toBe('running');
+    expect(workerPid(FLEET, 'bob')).not.toBeNull();
   });
 
   test('wake, sleep and restart through the API; unknown persona is 404', async () => {

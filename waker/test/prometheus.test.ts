@@ -80,7 +80,10 @@ test('states per persona; a wake through the front door counts a wake, its durat
   const wakes = await prom.query(`${F}persona_wakes_total{persona="bob"}`);
   expect(one(wakes)).toBe(0);
 
-  const r = await fetch(`http://127.0.0.1:${ports.bob}/api/v1/system/status`);
+  // A call with the key wakes it (a status read would be the waker's answer, waking nothing).
+  const r = await fetch(`http://127.0.0.1:${ports.bob}/api/v1/system/process-tree`, {
+    headers: { authorization: `Bearer ${KEY}` },
+  });
   expect(r.status).toBe(200);
   await prom.until(`${F}persona_wakes_total{persona="bob"}`, (v) => one(v) === 1);
   await prom.until(

@@ -156,14 +156,18 @@ test(
 );
 
 test(
-  'the sleepy persona is listed, and its first request wakes it on the node',
+  'the sleepy persona is listed, and its first call with its key wakes it on the node',
   async () => {
     const manager = theCluster().manager.hostname;
     const before = (await personas()).find((p) => p.name === 'nap');
     expect(before).toMatchObject({ port: ports.nap, mode: 'sleepy', state: 'sleeping' });
+    const first = await call(`http://127.0.0.1:${ports.nap}/api/v1/system/process-tree`);
+    expect(first.status).toBe(200);
+    // Awake, the ping is its worker's own answer (asleep, the waker's, with persona_state).
     const ping = await call(`http://127.0.0.1:${ports.nap}/api/v1/system/ping`, { key: null });
     expect(ping.status).toBe(200);
     expect(ping.body).toMatchObject({ status: 'alive', persona: 'nap' });
+    expect(ping.body.persona_state).toBeUndefined();
     const after = (await personas()).find((p) => p.name === 'nap');
     expect(after).toMatchObject({ state: 'running', node: manager, error: null });
     // Its own service, on the node that now holds its folder, recorded in its definition.

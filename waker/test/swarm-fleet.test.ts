@@ -321,7 +321,12 @@ test('a node whose engine stops takes only its own personas down, named, and bri
         bob = await w.persona('bob');
       }
       expect(bob.error).toContain(`node ${lost.hostname} is down`);
-      const refused = await getWithin(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, 15_000);
+      // A client's call with the key, which goes to bob's worker or wakes it: never a public
+      // read, which the waker answers itself whenever the worker is not running.
+      const refused = await getWithin(
+        `http://127.0.0.1:${ports.bob}/api/v1/system/process-tree`,
+        15_000,
+      );
       expect(refused.status).toBe(503);
       expect(refused.body.error).toContain(lost.hostname);
       const alice = await getWithin(`http://127.0.0.1:${ports.alice}/api/v1/system/status`, 15_000);
@@ -344,7 +349,10 @@ test('a node whose engine stops takes only its own personas down, named, and bri
     expect(bob.error).toBeNull();
     expect(await taskNode('bob')).toBe(lost.hostname);
     expect(await runningTasks('bob')).toHaveLength(1);
-    const back = await getWithin(`http://127.0.0.1:${ports.bob}/api/v1/system/status`, 15_000);
+    const back = await getWithin(
+      `http://127.0.0.1:${ports.bob}/api/v1/system/process-tree`,
+      15_000,
+    );
     expect(back.status).toBe(200);
   });
 });

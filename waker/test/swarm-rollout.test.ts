@@ -17,6 +17,7 @@ import {
   freePort,
   makeFleetRepo,
   startSupervisor,
+  workerCommit,
 } from '@persona-browser/testkit/fleet-repo';
 import type { FleetRepo, RunningSupervisor } from '@persona-browser/testkit/fleet-repo';
 import { DEFAULT_BASE_IMAGE, dockerCli, ensurePersonaImage } from '@persona-browser/testkit/image';
@@ -86,14 +87,10 @@ async function fleetView(): Promise<
   const view: Record<string, { node: string | null; commit: string | null; ping: string | null }> =
     {};
   for (const p of list.body.personas) {
-    const ping = await call<{ commit?: { hash: string } }>(
-      `http://127.0.0.1:${p.port}/api/v1/system/ping`,
-      { key: null },
-    );
     view[p.name] = {
       node: p.node,
       commit: p.commit?.hash ?? null,
-      ping: ping.status === 200 ? (ping.body.commit?.hash ?? null) : null,
+      ping: await workerCommit(p.port),
     };
   }
   return view;
@@ -160,22 +157,15 @@ async function containerCreated(persona: Persona): Promise<number> {
 type Sample = Record<Persona, string | null> & { at: number };
 
 /**
- * Samples, until stopped, the commit each persona answers ping with on its own port (null while
- * it does not answer): the update as a user of each port sees it.
+ * Samples, until stopped, the commit each persona's worker answers ping with on its own port
+ * (null while it does not answer): the update as a user of each port sees it.
  */
 function watchPings(): { stop(): Promise<Sample[]> } {
   const samples: Sample[] = [];
   let on = true;
-  const ping = async (p: Persona): Promise<string | null> => {
-    const r = await call<{ commit?: { hash: string } }>(
-      `http://127.0.0.1:${ports[p]}/api/v1/system/ping`,
-      { key: null },
-    ).catch(() => null);
-    return r?.status === 200 ? (r.body.commit?.hash ?? null) : null;
-  };
   const loop = (async () => {
     while (on) {
-      const [ann, ben, cat] = await Promise.all(PERSONAS.map(ping));
+      const [ann, ben, cat] = await Promise.all(PERSONAS.map((p) => workerCommit(ports[p] ?? 0)));
       samples.push({ ann: ann ?? null, ben: ben ?? null, cat: cat ?? null, at: Date.now() });
       await new Promise((r) => setTimeout(r, 250));
     }
