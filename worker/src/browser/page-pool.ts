@@ -3,6 +3,9 @@ import { ApiError, BadRequest, PageNotFound, errorMessage } from '../errors';
 import { randomHex } from '../util';
 import type { PageState } from './managed-page';
 import { ManagedPage, PAGE_STATES } from './managed-page';
+import { pageTargetId } from './cdp/page-session';
+import type { OpenedTab } from './tab-watch';
+import { onTabOpened } from './tab-watch';
 import type { PageTiming } from './timing';
 import { DEFAULT_TIMING } from './timing';
 
@@ -30,6 +33,8 @@ export class PagePool {
    * page or this tab; and the window never holds a blank tab beside the pool's pages.
    */
   private spare: Page | null;
+  /** Blank spare tabs the pool is opening now (see ownsTab). */
+  private openingSpares = 0;
 
   constructor(
     private readonly browser: Browser,
@@ -68,6 +73,31 @@ export class PagePool {
   private screenHeldElsewhere(pageId: string): string | null {
     const holder = this.screenHolder;
     return holder !== null && holder !== pageId && this.pages.has(holder) ? holder : null;
+  }
+
+  /**
+   * Whether the tab with this DevTools target id is one of the pool's: a page's or the blank
+   * spare. While the pool is making a page or opening a spare, any tab may be that one: true.
+   */
+  ownsTab(targetId: string): boolean {
+    if (this.creating.size > 0 || this.openingSpares > 0) return true;
+    if (this.spare && !this.spare.isClosed() && pageTargetId(this.spare) === targetId) return true;
+    return this.list().some((p) => p.targetId === targetId);
+  }
+
+  /** Calls `listener` for each tab the browser opens from now on; returns the unsubscribe. */
+  onTabOpened(listener: (tab: OpenedTab) => void): () => void {
+    return onTabOpened(this.browser, listener);
+  }
+
+  /** Opens a blank spare tab, counted until it is held as the spare (see ownsTab). */
+  private async openSpare(): Promise<void> {
+    this.openingSpares += 1;
+    try {
+      this.spare = await this.browser.newPage().catch(() => null);
+    } finally {
+      this.openingSpares -= 1;
+    }
   }
 
   countByState(): Record<PageState, number> {
@@ -110,7 +140,7 @@ export class PagePool {
       // No half-made tab outside the pool: close what was opened, then say why. The window
       // keeps a tab: a blank one opens first when that was its last.
       if (page && this.pages.size === 0 && !this.spare) {
-        this.spare = await this.browser.newPage().catch(() => null);
+        await this.openSpare();
       }
       await page?.close().catch(() => undefined);
       if (err instanceof ApiError) throw err;
@@ -126,7 +156,7 @@ export class PagePool {
     this.hooks.onPageClosed?.(id);
     // The last page's tab may be the window's last: a blank one opens first to keep it.
     if (this.pages.size === 0 && !this.spare) {
-      this.spare = await this.browser.newPage().catch(() => null);
+      await this.openSpare();
     }
     await page.close();
     // A page made meanwhile holds the window again.

@@ -29,6 +29,11 @@ export interface BridgeOptions {
   logger: Logger;
   /** Whether this viewer session may send input right now. */
   canInput: (sessionId: string) => boolean;
+  /**
+   * While this viewer session drives a page it is confined to: the screen row where the page's
+   * content begins; null otherwise (RfbClientFilter).
+   */
+  confinedTop?: (sessionId: string) => number | null;
   /** A session's set of open WebSockets changed. */
   onSockets: (sessionId: string) => void;
 }
@@ -102,7 +107,10 @@ export class VncBridge {
     // Released once, on the WebSocket's close (which always comes, whatever ends it).
     this.o.demand?.acquire();
     this.o.onSockets(sessionId);
-    const filter = new RfbClientFilter(() => this.o.canInput(sessionId));
+    const filter = new RfbClientFilter(
+      () => this.o.canInput(sessionId),
+      () => this.o.confinedTop?.(sessionId) ?? null,
+    );
     const pending: Buffer[] = [];
     let tcp: net.Socket | null = null;
     let ready = false;

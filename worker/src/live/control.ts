@@ -1,6 +1,7 @@
 import type { Navigator } from '../browser/navigator';
 import { Locked } from '../errors';
 import type { Logger } from '@persona-browser/service-kit';
+import { PageConfinement } from './confine';
 
 export interface ControlOptions {
   navigator: Navigator;
@@ -25,6 +26,8 @@ export interface Held {
   since: Date;
   /** Control shares the lease of an API client whose call waits for the person: kept at the end. */
   shared: boolean;
+  /** A viewer limited to this page is kept on it (its session's token names the page). */
+  confinement: PageConfinement | null;
 }
 
 export interface ControlView {
@@ -79,6 +82,15 @@ export class LiveControl {
     return h !== null && h.sessionId === sessionId;
   }
 
+  /**
+   * While this viewer session holds a confined control: the screen row where its page's content
+   * begins (its presses above, on the browser's bars, are dropped); null otherwise.
+   */
+  confinedTop(sessionId: string): number | null {
+    const h = this.held;
+    return h?.sessionId === sessionId && h.confinement ? h.confinement.contentTop : null;
+  }
+
   view(sessionId: string | null): ControlView {
     const h = this.current();
     return {
@@ -94,8 +106,10 @@ export class LiveControl {
    * Leases `pageId` for this viewer session and brings it to the front. 423 when an API client
    * holds its lease (unless its call waits for the person: then the two share it) or another
    * viewer is in control; the same viewer moving to another page hands the first one back.
+   * `confined`: the viewer may drive this page only (a page-limited token): it is kept on it
+   * (PageConfinement) for as long as it holds it.
    */
-  take(sessionId: string, pageId: string): Promise<Held> {
+  take(sessionId: string, pageId: string, confined = false): Promise<Held> {
     return this.serial(async () => {
       const pool = this.o.navigator.requirePool();
       const page = pool.get(pageId);
@@ -126,7 +140,22 @@ export class LiveControl {
           });
       if (page.awaitingPerson) await page.page.bringToFront().catch(() => undefined);
       if (h) this.drop(`moved to page ${pageId}`);
-      this.held = { pageId, sessionId, token, since: new Date(), shared: shared !== null };
+      let confinement: PageConfinement | null = null;
+      try {
+        if (confined) confinement = await PageConfinement.start(pool, page, this.o.logger);
+      } catch (err) {
+        // Not confined, not taken: a lease of its own goes back.
+        if (shared === null) leases.release(page.id, token);
+        throw err;
+      }
+      this.held = {
+        pageId,
+        sessionId,
+        token,
+        since: new Date(),
+        shared: shared !== null,
+        confinement,
+      };
       pool.holdScreen(pageId);
       this.o.logger.info('live view control taken', { page_id: pageId });
       this.o.onTakeover?.();
@@ -195,6 +224,7 @@ export class LiveControl {
     if (!h) return;
     this.held = null;
     this.clearGrace();
+    h.confinement?.stop();
     try {
       this.o.navigator.requirePool().holdScreen(null);
     } catch {

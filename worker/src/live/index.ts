@@ -75,7 +75,9 @@ class Unavailable extends ApiError {
  *
  * A session opened with a token keeps the token's limits: only its page may be taken over
  * (another is 403 `{detail}`), and it ends at the token's expiry at the latest, and at once
- * when the token is revoked (an `ask-person` link once the page is handed back).
+ * when the token is revoked (an `ask-person` link once the page is handed back). Its control
+ * stays on that page: no press on the browser's bars or tab shortcut reaches the display, and
+ * another tab that comes forward sends the page back in front (live/confine.ts).
  */
 export class LiveView {
   readonly sessions = new SessionStore((id) => this.endSession(id, 'evicted'));
@@ -99,6 +101,7 @@ export class LiveView {
             demand: 'demand' in o.vnc ? o.vnc.demand : undefined,
             logger: o.logger,
             canInput: (id) => this.control.canInput(id),
+            confinedTop: (id) => this.control.confinedTop(id),
             onSockets: (id) => this.control.socketsChanged(id),
           });
     this.control = new LiveControl({
@@ -243,7 +246,8 @@ export class LiveView {
         s = this.openSession(who.credential);
         res.setHeader('Set-Cookie', sessionCookie(req, s, isSecure(req)));
       }
-      await this.control.take(s.id, pageId);
+      // A page-limited session is kept on its page: the display shows the whole window.
+      await this.control.take(s.id, pageId, limit !== null);
       res.json({ ...this.controlBody(s.id), message: `Page ${pageId} is yours to drive` });
     });
     r.delete('/vnc/control', (req, res) => {

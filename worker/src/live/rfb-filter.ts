@@ -1,10 +1,13 @@
 /**
  * The client→server half of an RFB session (RFC 6143, with the extensions noVNC sends), parsed
  * so that a viewer without control cannot touch the display: input messages (keys, pointer,
- * clipboard, desktop resize) are dropped unless `allowInput()` says yes. Everything else passes
- * byte for byte, in order. Anything this parser does not understand ends the session: a stream
- * we cannot frame is a stream we cannot filter.
+ * clipboard, desktop resize) are dropped unless `allowInput()` says yes. A viewer confined to
+ * one page (`confinedTop()` not null) loses what would take it off that page as well
+ * (confined-input.ts). Everything else passes byte for byte, in order. Anything this parser does
+ * not understand ends the session: a stream we cannot frame is a stream we cannot filter.
  */
+
+import { ConfinedInput } from './confined-input';
 
 export class RfbProtocolError extends Error {}
 
@@ -51,8 +54,16 @@ export class RfbClientFilter {
   private buf: Buffer = Buffer.alloc(0);
   /** Per message type: how many were forwarded and dropped (tests and logs). */
   readonly counts = new Map<number, FilterStats>();
+  private readonly input = new ConfinedInput();
 
-  constructor(private readonly allowInput: () => boolean) {}
+  constructor(
+    private readonly allowInput: () => boolean,
+    /**
+     * While the viewer drives a page-limited control: the screen row where that page's content
+     * begins (presses above it are dropped); null otherwise.
+     */
+    private readonly confinedTop: () => number | null = () => null,
+  ) {}
 
   /** Feeds bytes from the client; returns what may go on to the server (possibly nothing). */
   push(chunk: Buffer): Buffer {
@@ -116,16 +127,49 @@ export class RfbClientFilter {
     } else if (type === MSG.Xvp) {
       // Power operations on the server machine: never for a viewer.
       this.count(type, false);
-    } else if (INPUT.has(type) && !this.allowInput()) {
-      this.count(type, false);
-    } else if (type === MSG.Qemu && !this.allowInput()) {
-      // The only QEMU message framed here is the extended key event: input.
-      this.count(type, false);
+    } else if (type === MSG.KeyEvent) {
+      this.forwardIf(out, msg, this.keyPasses(msg.readUInt32BE(4), msg[1] !== 0));
+    } else if (type === MSG.PointerEvent) {
+      this.forwardPointer(out, msg);
+    } else if (type === MSG.Qemu) {
+      // The only QEMU message framed here is the extended key event: input. A confined viewer
+      // gets none (its key may be a keycode alone; the VNC server here asks for plain keys).
+      this.forwardIf(out, msg, this.allowInput() && this.confinedTop() === null);
+    } else if (INPUT.has(type)) {
+      // Clipboard and desktop size; a confined viewer does not resize the display.
+      const resize = type === MSG.SetDesktopSize;
+      this.forwardIf(out, msg, this.allowInput() && !(resize && this.confinedTop() !== null));
     } else {
-      this.count(type, true);
-      out.push(msg);
+      this.forwardIf(out, msg, true);
     }
     return len;
+  }
+
+  /** Every key event is shown to `input`, so it knows the modifiers held when control begins. */
+  private keyPasses(keysym: number, down: boolean): boolean {
+    const allowed = this.allowInput();
+    const confined = allowed && this.confinedTop() !== null;
+    return this.input.key(keysym, down, confined) && allowed;
+  }
+
+  private forwardPointer(out: Buffer[], msg: Buffer): void {
+    const allowed = this.allowInput();
+    const mask = msg.readUInt8(1);
+    const kept = allowed ? this.input.pointer(mask, msg.readUInt16BE(4), this.confinedTop()) : 0;
+    if (!allowed || kept === mask) {
+      this.forwardIf(out, msg, allowed);
+      return;
+    }
+    // A press on the browser's bars: the pointer moves there, no button goes down.
+    const moved = Buffer.from(msg);
+    moved[1] = kept;
+    this.count(MSG.PointerEvent, false);
+    out.push(moved);
+  }
+
+  private forwardIf(out: Buffer[], msg: Buffer, forwarded: boolean): void {
+    this.count(msg.readUInt8(0), forwarded);
+    if (forwarded) out.push(msg);
   }
 
   private count(type: number, forwarded: boolean): void {
