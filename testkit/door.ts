@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { httpRequest } from './image';
 
 /**
  * Calls from a chosen loopback address (127.0.0.2, 127.0.0.3…): the doors count failed
@@ -13,41 +14,13 @@ export interface FromReply {
   text: string;
 }
 
-export function callFrom(
+export async function callFrom(
   from: string,
   url: string,
   opts: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
 ): Promise<FromReply> {
-  const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-  const headers: Record<string, string> = { ...opts.headers };
-  if (payload !== undefined) {
-    headers['content-type'] = 'application/json';
-    headers['content-length'] = String(Buffer.byteLength(payload));
-  }
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method: opts.method ?? 'GET', headers, localAddress: from, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          let body: unknown = text;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            /* not JSON */
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text });
-        });
-      },
-    );
-    req.setTimeout(30_000, () => req.destroy(new Error(`no answer from ${url} in 30 s`)));
-    req.on('error', reject);
-    req.end(payload);
-  });
+  const r = await httpRequest(url, { ...opts, from, timeoutMs: 30_000 });
+  return { status: r.status, headers: r.headers, text: r.text, body: r.json ?? r.text };
 }
 
 /** `Authorization: Bearer …` for a key or token; none for null. */

@@ -201,6 +201,8 @@ export function httpRequest(
     headers?: Record<string, string>;
     body?: unknown;
     timeoutMs?: number;
+    /** The local address to call from (127.0.0.x: the doors count failures per address). */
+    from?: string;
   } = {},
 ): Promise<HttpAnswer> {
   const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
@@ -210,7 +212,8 @@ export function httpRequest(
     headers['content-length'] = String(Buffer.byteLength(payload));
   }
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: opts.method ?? 'GET', headers }, (res) => {
+    const where = opts.from === undefined ? {} : { localAddress: opts.from, agent: false as const };
+    const req = http.request(url, { method: opts.method ?? 'GET', headers, ...where }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', reject);

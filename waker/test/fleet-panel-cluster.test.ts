@@ -421,8 +421,9 @@ test.each([1024, 1280])(
     const [wrap] = await boxes(page, '.card:has(#personas-table) .table-wrap');
     const visibleRight = Math.min(card!.right, wrap!.right, px);
     const buttons = await boxes(page, '#personas-table button');
-    // Wake, Sleep, Restart for five personas; Move… for four; the picker's Move and Cancel.
-    expect(buttons).toHaveLength(5 * 3 + 4 + 2);
+    // Wake, Sleep, Restart and Share for five personas; Move… for four; the picker's Move and
+    // Cancel.
+    expect(buttons).toHaveLength(5 * 4 + 4 + 2);
     for (const b of buttons) expect(b.right).toBeLessThanOrEqual(visibleRight);
     await page.close();
   },

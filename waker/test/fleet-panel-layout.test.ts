@@ -137,7 +137,8 @@ test.each(WIDTHS.filter((px) => px >= 1024))(
     const [card] = await boxes(page, '.card:has(#personas-table)');
     const [wrap] = await boxes(page, '.card:has(#personas-table) .table-wrap');
     const buttons = await boxes(page, 'button[data-action]');
-    expect(buttons).toHaveLength(9);
+    // Wake, Sleep, Restart and Share for each of the three personas.
+    expect(buttons).toHaveLength(12);
     const visibleRight = Math.min(card!.right, wrap!.right, px);
     for (const b of buttons) expect(b.right).toBeLessThanOrEqual(visibleRight);
   },

@@ -111,9 +111,10 @@ describe("the mount's need of a route", () => {
   const screenshot = routes.find((r) => r.name === 'screenshot');
 
   test('is read from the path as declared, whatever letter case the request used', () => {
-    // Express routes `/API/V1/SYSTEM/UPDATE` to the update route; classified as sent it would
-    // be a public file.
-    expect(accessOf('GET', '/API/V1/SYSTEM/UPDATE').access).toBe('static');
+    // Express routes `/API/V1/SYSTEM/UPDATE` to the update route: the classification reads
+    // any case too (the waker's door has only the path as sent), and the mount reads the path
+    // as declared.
+    expect(accessOf('GET', '/API/V1/SYSTEM/UPDATE').access).toBe('key');
     expect(routeNeed(update as Route, 'GET', {})).toMatchObject({ access: 'key' });
     expect(routeNeed(screenshot as Route, 'GET', { page_id: 'My Page/1' })).toEqual({
       access: 'read',
