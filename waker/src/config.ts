@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
 import { ConfigError, layeredEnv, validateEnv } from '@persona-browser/service-kit';
-import type { MemoryEnv, MemorySettings } from './memory-config';
-import { MEMORY_SCHEMA, memorySettings } from './memory-config';
+import type { MemoryEnv, MemorySettings } from './memory/config';
+import { MEMORY_SCHEMA, memorySettings } from './memory/config';
 import {
   DEFAULT_GEOIP_BASE_URL,
   DEFAULT_PROXY_SERVER,

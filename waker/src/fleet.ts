@@ -7,15 +7,15 @@ import { AuthGuard, isRecord } from '@persona-browser/service-kit';
 import { AsleepAnswers } from './door/asleep';
 import { FrontDoor } from './door/front-door';
 import { WorkerDescriptions } from './door/worker-description';
-import type { MemoryBudget } from './memory-budget';
+import type { MemoryBudget } from './memory/budget';
 import type { Instance, PersonaCounters, PersonaRow } from './metrics';
 import type { RefusalCounter } from './metrics/prometheus';
 import { keepRequests } from './metrics';
 import type { Logger } from '@persona-browser/service-kit';
 import { errnoCode, errorMessage } from '@persona-browser/service-kit';
-import { Persona } from './persona';
-import type { PersonaSpec } from './personas';
-import { discoverPersonas } from './personas';
+import { Persona } from './persona/persona';
+import type { PersonaSpec } from './persona/folders';
+import { discoverPersonas } from './persona/folders';
 
 export interface FleetOptions {
   personasDir: string;

@@ -1,4 +1,4 @@
-import { Activity } from '../src/activity';
+import { Activity } from '../src/persona/activity';
 
 describe('activity of a persona port', () => {
   test('idle_seconds is null while a request runs or a socket is open, and counts after', () => {

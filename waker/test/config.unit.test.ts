@@ -5,7 +5,7 @@ import { readCommit } from '@persona-browser/contracts';
 import { ConfigError } from '@persona-browser/service-kit';
 import { loadWakerConfig } from '../src/config';
 import { ownContainerIds, throughMounts } from '../src/drivers/host-path';
-import { discoverPersonas } from '../src/personas';
+import { discoverPersonas } from '../src/persona/folders';
 
 function repo(files: Record<string, string>): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-waker-config-'));

@@ -18,7 +18,7 @@ import {
   sessionUsername,
   templateProblem,
 } from '../src/identity';
-import { discoverPersonas } from '../src/personas';
+import { discoverPersonas } from '../src/persona/folders';
 
 const scratch: string[] = [];
 afterAll(() => {

@@ -1,8 +1,8 @@
 import type { MetricsSample } from '@persona-browser/contracts';
 import { createLogger } from '@persona-browser/service-kit';
-import { Activity } from '../src/activity';
-import type { BudgetPersona } from '../src/memory-budget';
-import { BudgetRefusal, MemoryBudget } from '../src/memory-budget';
+import { Activity } from '../src/persona/activity';
+import type { BudgetPersona } from '../src/memory/budget';
+import { BudgetRefusal, MemoryBudget } from '../src/memory/budget';
 
 const running = (name: string): BudgetPersona => ({
   name,

@@ -1,5 +1,5 @@
-import type { PlanInput, PlanPersona } from '../src/memory-plan';
-import { estimateMb, planWake } from '../src/memory-plan';
+import type { PlanInput, PlanPersona } from '../src/memory/plan';
+import { estimateMb, planWake } from '../src/memory/plan';
 
 /** An idle sleepy persona, awake and running, measured at 400 MB, last active at `lastActiveMs`. */
 const p = (name: string, over: Partial<PlanPersona> = {}): PlanPersona => ({

@@ -1,8 +1,8 @@
 import { PERSONA_STATES } from '@persona-browser/contracts';
 import type { PersonaState } from '@persona-browser/contracts';
-import { PERSONA_EVENTS, PersonaLifecycle, isRefusal, next } from '../src/persona-lifecycle';
-import type { PersonaEvent } from '../src/persona-lifecycle';
-import { RestartBackoff } from '../src/persona-backoff';
+import { PERSONA_EVENTS, PersonaLifecycle, isRefusal, next } from '../src/persona/lifecycle';
+import type { PersonaEvent } from '../src/persona/lifecycle';
+import { RestartBackoff } from '../src/persona/backoff';
 
 /** Every transition a persona may make, written out: [from, event, to]. */
 const ALLOWED: Array<[PersonaState, PersonaEvent, PersonaState]> = [

@@ -18,7 +18,7 @@ import {
 } from '../src/drivers/swarm-plan';
 import { exitOf, readService } from '../src/drivers/swarm-state';
 import type { TaskInfo } from '../src/drivers/swarm-state';
-import { readPersona, recordNode } from '../src/personas';
+import { readPersona, recordNode } from '../src/persona/folders';
 
 const room = (hostname: string, memoryMb: number, over: Partial<NodeRoom> = {}): NodeRoom => ({
   hostname,

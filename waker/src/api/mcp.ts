@@ -6,7 +6,7 @@ import type { AuthGuard } from '@persona-browser/service-kit';
 import { AuthRefusal, KEY_ONLY } from '@persona-browser/service-kit';
 import type { RefusalCounter } from '../metrics/prometheus';
 import { ArgumentError, fleetCatalog, McpHost, RestTarget } from '@persona-browser/mcp';
-import type { Persona } from '../persona';
+import type { Persona } from '../persona/persona';
 
 export interface FleetMcpDeps {
   fleet: { list(): PersonaInfo[]; get(name: string): Persona };

@@ -3,8 +3,8 @@ import type { NavigatorStatus, PingResult, PoolStatus } from '@persona-browser/c
 import type { PageState } from '@persona-browser/contracts';
 import { SYSTEM_PATHS } from '@persona-browser/contracts';
 import { errorEnvelope, errorMessage, pathOf, sendJson } from '@persona-browser/service-kit';
-import type { Persona } from '../persona';
-import { personaWorkerEnv } from '../personas';
+import type { Persona } from '../persona/persona';
+import { personaWorkerEnv } from '../persona/folders';
 import type { WorkerDescriptions } from './worker-description';
 
 /** A persona's pool cap: a constant of the worker (MAX_PAGES, docs/api.md). */

@@ -13,10 +13,10 @@ import {
   errorMessage,
   sendJson,
 } from '@persona-browser/service-kit';
-import { BudgetRefusal } from '../memory-budget';
+import { BudgetRefusal } from '../memory/budget';
 import type { PersonaCounters, RefusalCounter } from '../metrics/prometheus';
-import type { Persona } from '../persona';
-import { IdentityWakeError } from '../persona';
+import type { Persona } from '../persona/persona';
+import { IdentityWakeError } from '../persona/persona';
 import { asleepPage } from './asleep-page';
 import type { AsleepAnswers } from './asleep';
 

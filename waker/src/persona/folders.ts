@@ -4,7 +4,7 @@ import Joi from 'joi';
 import type { PersonaMode } from '@persona-browser/contracts';
 import { PERSONA_MODES } from '@persona-browser/contracts';
 import { errnoCode, parseEnvFile } from '@persona-browser/service-kit';
-import { parseCountry } from './identity/locale';
+import { parseCountry } from '../identity/locale';
 
 /** One persona folder as the waker reads it (`persona.env`). */
 export interface PersonaSpec {

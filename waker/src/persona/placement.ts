@@ -1,9 +1,9 @@
 import http from 'node:http';
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage } from '@persona-browser/service-kit';
-import type { InstanceHandle, RuntimeDriver } from './drivers/types';
-import type { PersonaSpec } from './personas';
-import { recordNode } from './personas';
+import type { InstanceHandle, RuntimeDriver } from '../drivers/types';
+import type { PersonaSpec } from './folders';
+import { recordNode } from './folders';
 
 /**
  * Where a persona's worker is and how it is reached, beside the persona's lifecycle: the node

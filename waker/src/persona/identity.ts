@@ -1,13 +1,13 @@
 import type { ProxyIdentity } from '@persona-browser/contracts';
 import type { Logger } from '@persona-browser/service-kit';
 import { errnoCode, errorMessage } from '@persona-browser/service-kit';
-import type { IdentitySettings } from './config';
-import type { Address } from './drivers/types';
-import { makeIdentity, readIdentityFile, removeIdentity, writeIdentity } from './identity';
-import type { ProxyStatus } from './identity';
-import { ProxyErrorReadings } from './identity';
-import type { WorkerPings } from './persona-pings';
-import type { PersonaSpec } from './personas';
+import type { IdentitySettings } from '../config';
+import type { Address } from '../drivers/types';
+import { makeIdentity, readIdentityFile, removeIdentity, writeIdentity } from '../identity';
+import type { ProxyStatus } from '../identity';
+import { ProxyErrorReadings } from '../identity';
+import type { WorkerPings } from './pings';
+import type { PersonaSpec } from './folders';
 
 /**
  * The proxy identity a persona's worker wears (a persona with PROXY_COUNTRY), and the worker's

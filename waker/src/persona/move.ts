@@ -1,7 +1,7 @@
-import type { FolderCopy, RuntimeDriver } from './drivers/types';
+import type { FolderCopy, RuntimeDriver } from '../drivers/types';
 import type { Persona } from './persona';
-import { recordNode } from './personas';
-import { pingWorker } from './worker-client';
+import { recordNode } from './folders';
+import { pingWorker } from '../worker-client';
 
 /** A move the persona's state refuses (no cluster, same node, a node down): nothing changed. */
 export class MoveRefused extends Error {}

@@ -3,19 +3,19 @@ import type { CommitInfo, PersonaInfo, PersonaState } from '@persona-browser/con
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage } from '@persona-browser/service-kit';
 import { Activity } from './activity';
-import type { Address, ExitInfo, InstanceHandle } from './drivers/types';
-import type { ProxyStatus } from './identity';
-import { RestartBackoff } from './persona-backoff';
-import { PersonaIdentity } from './persona-identity';
-import type { PersonaOptions, WorkerOps } from './persona-options';
-import { personaInfo } from './persona-info';
-import { PersonaLifecycle } from './persona-lifecycle';
-import { PersonaPlacement } from './persona-placement';
-import { WorkerPings } from './persona-pings';
-import type { PersonaEvent } from './persona-lifecycle';
-import type { PersonaSpec } from './personas';
-import { personaWorkerEnv } from './personas';
-import { isReady, waitReady } from './worker-client';
+import type { Address, ExitInfo, InstanceHandle } from '../drivers/types';
+import type { ProxyStatus } from '../identity';
+import { RestartBackoff } from './backoff';
+import { PersonaIdentity } from './identity';
+import type { PersonaOptions, WorkerOps } from './options';
+import { personaInfo } from './info';
+import { PersonaLifecycle } from './lifecycle';
+import { PersonaPlacement } from './placement';
+import { WorkerPings } from './pings';
+import type { PersonaEvent } from './lifecycle';
+import type { PersonaSpec } from './folders';
+import { personaWorkerEnv } from './folders';
+import { isReady, waitReady } from '../worker-client';
 
 /** A start that did not succeed; `fatal` ones (a port conflict) are never retried. */
 export class WakeError extends Error {}

@@ -1,7 +1,7 @@
 import type { CommitInfo, PersonaInfo, PersonaState } from '@persona-browser/contracts';
 import type { Activity } from './activity';
-import type { ProxyStatus } from './identity';
-import type { PersonaSpec } from './personas';
+import type { ProxyStatus } from '../identity';
+import type { PersonaSpec } from './folders';
 
 /** What a persona's listing is read from. */
 export interface ListedPersona {

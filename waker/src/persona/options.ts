@@ -1,7 +1,7 @@
 import type { Logger } from '@persona-browser/service-kit';
-import type { IdentitySettings } from './config';
-import type { InstanceHandle, RuntimeDriver } from './drivers/types';
-import type { PersonaCounters } from './metrics/prometheus';
+import type { IdentitySettings } from '../config';
+import type { InstanceHandle, RuntimeDriver } from '../drivers/types';
+import type { PersonaCounters } from '../metrics/prometheus';
 
 /** What every persona of a fleet is run with. */
 export interface PersonaOptions {

@@ -1,14 +1,14 @@
 import type { MetricsSample, PersonaState } from '@persona-browser/contracts';
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage } from '@persona-browser/service-kit';
-import type { Activity } from './activity';
-import type { MemorySettings } from './memory-config';
-import type { PlanPersona } from './memory-plan';
-import { planWake } from './memory-plan';
-import { readMem } from './metrics/host';
-import { WakeError } from './persona';
+import type { Activity } from '../persona/activity';
+import type { MemorySettings } from './config';
+import type { PlanPersona } from './plan';
+import { planWake } from './plan';
+import { readMem } from '../metrics/host';
+import { WakeError } from '../persona/persona';
 
-export type { MemorySettings } from './memory-config';
+export type { MemorySettings } from './config';
 
 /** The budget's default: this share of a node's memory (the rest for the OS, the waker, Docker). */
 export const DEFAULT_SHARE = 0.8;

@@ -1,5 +1,5 @@
-import type { Address } from './drivers/types';
-import { pingWorker } from './worker-client';
+import type { Address } from '../drivers/types';
+import { pingWorker } from '../worker-client';
 
 /** What a worker's ping tells the waker. */
 export type WorkerPing = Awaited<ReturnType<typeof pingWorker>>;
