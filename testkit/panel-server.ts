@@ -102,6 +102,7 @@ export function persona(name: string, port: number, over: Partial<PersonaInfo>):
     idle_seconds: 12,
     last_request: new Date(Date.now() - 12_000).toISOString(),
     error: null,
+    retry_at: null,
     proxy: null,
     node: null,
     ...over,

@@ -23,8 +23,13 @@ export interface PersonaInfo {
   idle_seconds: number | null;
   /** ISO 8601 of the last client request through the port, or null if none yet. */
   last_request: string | null;
-  /** Why the persona is crashed (or the last start failed), else null. */
+  /** Why the persona is crashed (the last start or stop failed, its worker died), else null. */
   error: string | null;
+  /**
+   * ISO 8601: when the waker tries again by itself (the back-off's next start, or the next stop
+   * of a worker whose stop failed), else null.
+   */
+  retry_at: string | null;
   /** The persona's proxy identity (a sleepy persona with PROXY_COUNTRY), else null. */
   proxy: ProxyStatus | null;
   /**
@@ -78,6 +83,7 @@ export const personaInfoSchema = Joi.object<PersonaInfo, true>({
   idle_seconds: Joi.number().integer().min(0).allow(null).required(),
   last_request: Joi.string().isoDate().allow(null).required(),
   error: Joi.string().allow(null).required(),
+  retry_at: Joi.string().isoDate().allow(null).required(),
   proxy: proxyStatusSchema.allow(null).required(),
   node: Joi.string().allow(null).required(),
 }).label('Persona');

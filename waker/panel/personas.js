@@ -165,13 +165,15 @@ function updateRow(row, p) {
   row.tr.dataset.state = st;
   updateNodeCell(c.node, p);
   const since = 'for ' + (ago(p.since) || '?').replace(/ ago$/, '');
-  setCell(c.state, [st, since, p.mode, p.error].join('\u0000'), () => [
+  const retry = p.retry_at ? 'next try at ' + localTime(p.retry_at) : '';
+  setCell(c.state, [st, since, p.mode, p.error, retry].join('\u0000'), () => [
     el('span', { className: 'badge state-' + st.replace(/[^a-z]/g, '') }, st),
     ' ',
     el('span', { className: 'muted', title: localTime(p.since) }, since),
     ' ',
     el('span', { className: 'muted mode' }, text(p.mode)),
     p.error ? el('div', { className: 'error-text', data: { field: 'error' } }, text(p.error)) : '',
+    retry ? el('div', { className: 'muted', data: { field: 'retry' } }, retry) : '',
   ]);
   setCell(c.port, text(p.port), () => [text(p.port)]);
   const proxy = p.proxy || null;

@@ -36,6 +36,8 @@ export interface FleetOptions {
   healthEvery?: number;
   healthFailures?: number;
   healthTimeoutMs?: number;
+  /** How long a driver's start, stop or resume may take before it counts as failed. */
+  driverTimeoutMs?: number;
   /** Proxy gateway, account and GeoIP service for personas with PROXY_COUNTRY. */
   identity?: IdentitySettings | null;
   /** Where wakes, sleeps, restarts, crashes and front-door requests are counted. */
@@ -83,6 +85,16 @@ export class Fleet {
 
   /** Reads the folder, opens every port, takes over or clears old workers, starts always-on. */
   async start(): Promise<void> {
+    await this.open();
+    await this.takeOver();
+    this.begin();
+  }
+
+  /**
+   * Reads the folder and opens every port (a start-up step of its own: the ones after it, such
+   * as `takeOver`, may be retried while the ports already answer).
+   */
+  async open(): Promise<void> {
     const { logger, driver } = this.opts;
     const { specs, problems } = discoverPersonas(this.opts.personasDir);
     for (const p of problems) {
@@ -103,6 +115,7 @@ export class Fleet {
         readyTimeoutMs: this.opts.readyTimeoutMs ?? 90_000,
         healthFailures: this.opts.healthFailures ?? 3,
         healthTimeoutMs: this.opts.healthTimeoutMs ?? 3_000,
+        ...(this.opts.driverTimeoutMs ? { driverTimeoutMs: this.opts.driverTimeoutMs } : {}),
         identity: this.opts.identity ?? null,
         counters: this.opts.counters,
         ...(this.opts.budget ? { admit: this.opts.budget.admit.bind(this.opts.budget) } : {}),
@@ -166,8 +179,12 @@ export class Fleet {
         logger.error(`persona ${p.name} crashed: ${p.error}`, { persona: p.name });
       }
     }
+  }
 
-    await this.takeOver();
+  /** Starts the always-on personas and the periodic look (idle, health, the back-off's net). */
+  begin(): void {
+    const { logger } = this.opts;
+    for (const persona of this.personas.values()) persona.allowStarts();
     for (const persona of this.personas.values()) {
       if (persona.spec.mode === 'always-on' && persona.state === 'waking') {
         persona.wake().catch((err: unknown) => logger.error(errorMessage(err)));
@@ -177,8 +194,12 @@ export class Fleet {
     this.timer = setInterval(() => this.tick(), tickMs);
   }
 
-  /** Workers of an earlier waker (same fleet id): adopted where possible, else removed. */
-  private async takeOver(): Promise<void> {
+  /**
+   * Workers of an earlier waker (same fleet id): adopted where possible, else removed. One that
+   * cannot be removed now is its persona's leftover, stopped before that persona starts. Throws
+   * when the driver cannot list them (the step is retried).
+   */
+  async takeOver(): Promise<void> {
     const { driver, logger } = this.opts;
     const found = await driver.findExisting();
     const seen = new Set<string>();
@@ -203,7 +224,10 @@ export class Fleet {
       stale.map((h) =>
         driver.stop(h).then(
           () => logger.info('stale worker removed', { persona: h.persona, id: h.id }),
-          (err: unknown) => logger.error('cannot remove stale worker', { id: h.id, err }),
+          (err: unknown) => {
+            logger.error('cannot remove stale worker', { id: h.id, err });
+            this.personas.get(h.persona)?.leftover(h);
+          },
         ),
       ),
     );

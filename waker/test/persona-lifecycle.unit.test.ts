@@ -22,6 +22,8 @@ const ALLOWED: Array<[PersonaState, PersonaEvent, PersonaState]> = [
   ['waking', 'fail', 'crashed'],
   ['running', 'fail', 'crashed'],
   ['sleeping', 'fail', 'crashed'],
+  ['stopping', 'fail', 'crashed'],
+  ['crashed', 'fail', 'crashed'],
   ['running', 'exit', 'sleeping'],
   ['sleeping', 'exit', 'sleeping'],
   ['waking', 'adopt', 'running'],

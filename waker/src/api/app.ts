@@ -11,7 +11,7 @@ import type { SiteChecks } from '../site-checks/schedule';
 import { SITE_CHECK_ROUTES } from '../site-checks/run';
 import { IdentityWakeError, WakeError } from '../persona/persona';
 import { UnknownPersona } from '../fleet';
-import { BudgetRefusal } from '../memory/budget';
+import { TransitionRefused } from '../persona/lifecycle';
 import { MoveError } from '../drivers/swarm-move';
 import type { MoveResult } from '../persona/move';
 import type { NodeStatus } from '../drivers/types';
@@ -367,7 +367,15 @@ function errorStatus(err: unknown): number | null {
   // The proxy or the GeoIP service failed the wake: an upstream's fault, not the waker's.
   if (err instanceof SupervisorUnreachable || err instanceof IdentityWakeError) return 502;
   if (err instanceof WakeError) return 503;
+  // Asked in a state that does not allow it (a change under way): a moment later it may.
+  if (err instanceof TransitionRefused) return 409;
   return null;
+}
+
+/** When a refused wake, sleep or restart may succeed: the back-off's next try, the budget's. */
+function retryAfterOf(err: unknown): number | null {
+  if (err instanceof WakeError) return err.retryAfterS;
+  return err instanceof TransitionRefused ? 1 : null;
 }
 
 /**
@@ -449,7 +457,8 @@ export function createApp(deps: ApiDeps): express.Express {
       res.status(500).json(errorEnvelope('Internal server error'));
       return;
     }
-    if (err instanceof BudgetRefusal) res.set('Retry-After', String(err.retryAfterS));
+    const retryAfter = retryAfterOf(err);
+    if (retryAfter !== null) res.set('Retry-After', String(retryAfter));
     res.status(status).json(errorEnvelope(err instanceof Error ? err.message : String(err)));
   });
   return app;

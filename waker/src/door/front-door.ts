@@ -13,10 +13,9 @@ import {
   errorMessage,
   sendJson,
 } from '@persona-browser/service-kit';
-import { BudgetRefusal } from '../memory/budget';
 import type { PersonaCounters, RefusalCounter } from '../metrics/prometheus';
 import type { Persona } from '../persona/persona';
-import { IdentityWakeError } from '../persona/persona';
+import { IdentityWakeError, WakeError } from '../persona/persona';
 import { asleepPage } from './asleep-page';
 import type { AsleepAnswers } from './asleep';
 
@@ -26,9 +25,11 @@ const PANEL_KEY_NAME = 'persona-browser.api-key';
 /** 502 when the proxy or the GeoIP service failed the wake, else 503 (the worker did). */
 const wakeStatus = (err: unknown): number => (err instanceof IdentityWakeError ? 502 : 503);
 
-/** A wake the memory budget refused says when to try again. */
+/** A wake that cannot happen now says when to try again (the budget, the back-off). */
 const wakeHeaders = (err: unknown): Record<string, string> =>
-  err instanceof BudgetRefusal ? { 'retry-after': String(err.retryAfterS) } : {};
+  err instanceof WakeError && err.retryAfterS !== null
+    ? { 'retry-after': String(err.retryAfterS) }
+    : {};
 
 /** The API's error envelope, for the few answers the front door gives itself. */
 function sendError(

@@ -21,7 +21,7 @@ export const RETRY_AFTER_S = 10;
 
 /** A wake the budget refused: the answer is a 503 with `Retry-After`, never a hang. */
 export class BudgetRefusal extends WakeError {
-  readonly retryAfterS = RETRY_AFTER_S;
+  override readonly retryAfterS: number = RETRY_AFTER_S;
 }
 
 /** What the budget reads of a persona. */

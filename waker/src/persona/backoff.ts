@@ -4,13 +4,14 @@ const MAX_DELAY_MS = 60_000;
 const STABLE_MS = 60_000;
 
 /**
- * The crash-loop back-off of one persona: failures in a row, and the one timer that starts the
- * worker again. Each failure doubles the wait, up to a minute; a worker that stays up a minute
+ * The back-off of one persona: failures in a row (starts, stops, deaths), and the one timer
+ * that tries again. Each failure doubles the wait, up to a minute; a worker that stays up a minute
  * resets the count.
  */
 export class RestartBackoff {
   private count = 0;
   private timer: NodeJS.Timeout | null = null;
+  private due: number | null = null;
 
   get failures(): number {
     return this.count;
@@ -31,13 +32,26 @@ export class RestartBackoff {
     return Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** Math.max(0, this.count - 1));
   }
 
-  /** Runs `restart` after the wait; null (nothing scheduled) when a restart already waits. */
-  schedule(restart: () => void): number | null {
+  /** When the next try runs (epoch ms), null when none waits. */
+  get dueAt(): number | null {
+    return this.due;
+  }
+
+  /** Whole seconds until the next try (at least 1): a refused client's `Retry-After`. */
+  retryAfterS(now = Date.now()): number {
+    const wait = this.due !== null ? this.due - now : this.delayMs();
+    return Math.max(1, Math.ceil(wait / 1000));
+  }
+
+  /** Runs `retry` after the wait; null (nothing scheduled) when a try already waits. */
+  schedule(retry: () => void): number | null {
     if (this.timer) return null;
     const delay = this.delayMs();
+    this.due = Date.now() + delay;
     this.timer = setTimeout(() => {
       this.timer = null;
-      restart();
+      this.due = null;
+      retry();
     }, delay);
     return delay;
   }
@@ -46,5 +60,6 @@ export class RestartBackoff {
   cancel(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.due = null;
   }
 }

@@ -12,6 +12,7 @@ export interface ListedPersona {
   readonly commit: CommitInfo | null;
   readonly activity: Activity;
   readonly error: string | null;
+  readonly retryAt: Date | null;
   readonly node: string | null;
   nodeProblem(): string | null;
   proxyStatus(): ProxyStatus | null;
@@ -32,6 +33,7 @@ export function personaInfo(p: ListedPersona, now: number): PersonaInfo {
     idle_seconds: p.activity.idleSeconds(now),
     last_request: p.activity.lastRequestIso(),
     error: p.nodeProblem() ?? p.error,
+    retry_at: p.retryAt?.toISOString() ?? null,
     proxy: p.proxyStatus(),
     node: p.node,
   };

@@ -23,7 +23,10 @@ export type PersonaEvent =
    * wake the memory budget refused, says why).
    */
   | 'sleep'
-  /** The start failed, or an always-on worker died: the back-off starts it again. */
+  /**
+   * The start failed, an always-on worker died, or a stop failed (its worker is then a leftover
+   * that must be stopped before any start): the back-off tries again.
+   */
   | 'fail'
   /** A sleepy persona's worker ended by itself: it sleeps until its next request. */
   | 'exit'
@@ -59,7 +62,13 @@ const TRANSITIONS: Readonly<Record<PersonaEvent, Partial<Record<PersonaState, Pe
   stop: { running: 'stopping', sleeping: 'stopping', crashed: 'stopping' },
   stopped: { stopping: 'sleeping' },
   sleep: { sleeping: 'sleeping', crashed: 'sleeping', waking: 'sleeping' },
-  fail: { waking: 'crashed', running: 'crashed', sleeping: 'crashed' },
+  fail: {
+    waking: 'crashed',
+    running: 'crashed',
+    sleeping: 'crashed',
+    stopping: 'crashed',
+    crashed: 'crashed',
+  },
   exit: { running: 'sleeping', sleeping: 'sleeping' },
   adopt: { waking: 'running', sleeping: 'running' },
   'adopt-paused': { waking: 'sleeping', sleeping: 'sleeping' },
@@ -71,6 +80,9 @@ const TRANSITIONS: Readonly<Record<PersonaEvent, Partial<Record<PersonaState, Pe
     crashed: 'crashed',
   },
 };
+
+/** An event the persona's state does not allow now: the API answers 409 with Retry-After. */
+export class TransitionRefused extends Error {}
 
 /** An event the state does not allow, and why. */
 export interface Refusal {
@@ -121,7 +133,7 @@ export class PersonaLifecycle {
   /** Applies `event`; `error` replaces the last error (null clears it, absent keeps it). */
   apply(event: PersonaEvent, error: string | null = this.lastError): PersonaState {
     const to = next(this.current, event);
-    if (isRefusal(to)) throw new Error(`persona lifecycle: ${to.refused}`);
+    if (isRefusal(to)) throw new TransitionRefused(`persona lifecycle: ${to.refused}`);
     if (to !== this.current) {
       this.current = to;
       this.entered = new Date();

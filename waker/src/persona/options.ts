@@ -17,6 +17,8 @@ export interface PersonaOptions {
   healthFailures: number;
   /** How long one health check (status) may take. */
   healthTimeoutMs: number;
+  /** How long the driver's start, stop or resume may take before it counts as failed. */
+  driverTimeoutMs?: number;
   /** The proxy gateway, account and GeoIP service, for personas with PROXY_COUNTRY. */
   identity?: IdentitySettings | null;
   /**

@@ -10,6 +10,8 @@ import { PersonaIdentity } from './identity';
 import type { PersonaOptions, WorkerOps } from './options';
 import { personaInfo } from './info';
 import { PersonaLifecycle } from './lifecycle';
+import { deadline } from './deadline';
+import { Leftovers } from './leftovers';
 import { PersonaPlacement } from './placement';
 import { WorkerPings } from './pings';
 import type { PersonaEvent } from './lifecycle';
@@ -17,8 +19,31 @@ import type { PersonaSpec } from './folders';
 import { personaWorkerEnv } from './folders';
 import { isReady, waitReady } from '../worker-client';
 
-/** A start that did not succeed; `fatal` ones (a port conflict) are never retried. */
-export class WakeError extends Error {}
+/**
+ * A wake (or sleep) that cannot happen now: a 503 that says why and, where the waker tries
+ * again by itself or a retry may succeed, when (`Retry-After`).
+ */
+export class WakeError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterS: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/** A stop that failed: the worker may still run, and the waker stops it before any start. */
+export class StopError extends WakeError {}
+
+/** How long a driver's start or stop may take before it counts as failed (an engine that hangs). */
+export const DRIVER_TIMEOUT_MS = 120_000;
+
+/**
+ * What a persona should be, set by the API (wake, sleep, restart), its mode (an always-on one
+ * is awake), a request at its port, its idle time and the memory budget. The persona steps its
+ * worker toward it; after a failure the back-off tries again until it is reached.
+ */
+export type Desired = 'awake' | 'asleep';
 
 /** A wake that failed because no proxy identity could be made (the proxy, or the GeoIP). */
 export class IdentityWakeError extends WakeError {}
@@ -45,10 +70,24 @@ export class Persona {
   private readonly backoff = new RestartBackoff();
   commit: CommitInfo | null = null;
   private worker: Worker | null = null;
+  private desired: Desired;
+  /** What must be known stopped before any start (a failed stop, a late start). */
+  private readonly leftovers = new Leftovers((handle) => this.stopWithin(handle));
+  /**
+   * Starts that passed their deadline and have not ended: no other start until they end, or
+   * until as long again has passed (an engine that never answers lost them).
+   */
+  private lateStarts = 0;
+  private lateStartsUntil = 0;
   /** A configuration error (port conflict): this persona never starts. */
   private fatal = false;
   /** The waker is shutting down: nothing starts any more. */
   private closed = false;
+  /**
+   * Until the workers an earlier waker left are known (taken over or stopped), nothing starts:
+   * a start before that could run a second worker on the same profile.
+   */
+  private holding = true;
   private queue: Promise<unknown> = Promise.resolve();
   /** State changes queued or under way. */
   private pending = 0;
@@ -63,6 +102,7 @@ export class Persona {
     readonly spec: PersonaSpec,
     private readonly opts: PersonaOptions,
   ) {
+    this.desired = spec.mode === 'always-on' ? 'awake' : 'asleep';
     this.lifecycle = new PersonaLifecycle(
       spec.mode === 'always-on' ? 'waking' : 'sleeping',
       (state, error) => this.log.info('persona state', { state, ...(error ? { error } : {}) }),
@@ -86,6 +126,25 @@ export class Persona {
 
   get error(): string | null {
     return this.lifecycle.error;
+  }
+
+  /** When the back-off tries again (a start, or the stop of a leftover), null when it waits not. */
+  get retryAt(): Date | null {
+    const due = this.backoff.dueAt;
+    return due === null ? null : new Date(due);
+  }
+
+  /** What the persona is stepped toward. */
+  get wanted(): Desired {
+    return this.desired;
+  }
+
+  /** Whether the worker is as wanted: awake and serving, or asleep with nothing left running. */
+  converged(): boolean {
+    if (this.fatal) return true;
+    if (this.leftovers.count > 0) return false;
+    if (this.desired === 'asleep' || this.closed) return !this.leftovers.stopFailed;
+    return this.runningAddress() !== null;
   }
 
   /** The connections to the worker (a tunnel's where the driver's address needs one). */
@@ -140,6 +199,11 @@ export class Persona {
 
   // --- life cycle ----------------------------------------------------------------------------
 
+  /** The earlier waker's workers are known: starts may go on. */
+  allowStarts(): void {
+    this.holding = false;
+  }
+
   /** Marks a configuration error: the persona stays crashed and is never started. */
   markFatal(error: string): void {
     this.fatal = true;
@@ -162,21 +226,60 @@ export class Persona {
   }
 
   wake(): Promise<void> {
-    return this.serial(() => this.doWake());
+    return this.serial(() => {
+      this.desired = 'awake';
+      return this.doWake();
+    });
+  }
+
+  /** Seconds until the waker tries again, for a refused client. */
+  private retryAfterS(): number {
+    return this.backoff.retryAfterS();
   }
 
   private async doWake(): Promise<void> {
     if (this.fatal) throw new WakeError(this.error ?? `persona ${this.name} cannot start`);
     if (this.closed) throw new WakeError('the waker is shutting down');
+    if (this.holding) {
+      throw new WakeError('the waker is starting: the workers it found are not yet taken over', 2);
+    }
     this.backoff.cancel();
+    // Never two workers for one profile: what a failed stop left is stopped first.
+    try {
+      await this.stopLeftovers();
+    } catch (err) {
+      // A sleepy persona's caller is told to retry; the back-off only finishes the stop.
+      if (this.spec.mode !== 'always-on') this.desired = 'asleep';
+      throw err;
+    }
     const counters = this.opts.counters;
     const started = performance.now();
     const ended = (ok: boolean): void =>
       counters?.wakeEnded(this.name, (performance.now() - started) / 1000, ok);
     if (this.worker?.paused) {
       counters?.woke(this.name);
-      await this.opts.driver.unpause?.(this.worker.handle);
-      this.worker.paused = false;
+      const paused = this.worker;
+      try {
+        await deadline(
+          this.opts.driver.unpause?.(paused.handle) ?? Promise.resolve(),
+          this.driverTimeoutMs,
+          'the resume',
+          { ended: () => undefined },
+        );
+      } catch (err) {
+        // Neither paused nor running for sure: stopped before the next start, which starts anew.
+        this.workerGone();
+        this.leftovers.add(paused.handle);
+        this.backoff.failed();
+        this.apply('fail', `resume failed: ${errorMessage(err)}`);
+        ended(false);
+        this.wakeFailed();
+        throw new WakeError(
+          `persona ${this.name} could not be resumed: ${errorMessage(err)}`,
+          this.retryAfterS(),
+        );
+      }
+      paused.paused = false;
       await this.opts.workerUp?.(this.name, this.worker.handle);
       this.activity.touch();
       this.apply('resume', null);
@@ -184,6 +287,13 @@ export class Persona {
       return;
     }
     if (this.worker && this.state === 'running') return;
+    if (this.lateStarts > 0 && Date.now() < this.lateStartsUntil) {
+      this.wakeFailed();
+      throw new WakeError(
+        `persona ${this.name}: an earlier start has not ended yet (the engine is slow)`,
+        this.retryAfterS(),
+      );
+    }
     this.apply('wake');
     // Waking already, so a wake planned beside this one counts this one's memory.
     if (this.opts.admit) {
@@ -191,9 +301,10 @@ export class Persona {
         await this.opts.admit(this.name);
       } catch (err) {
         const message = errorMessage(err);
-        // It sleeps again, and its error says why (the panel shows it).
+        // It sleeps again, and its error says why (the panel shows it); the caller is told.
         this.apply('sleep', message);
-        throw err instanceof WakeError ? err : new WakeError(message);
+        this.wakeFailed();
+        throw err instanceof WakeError ? err : new WakeError(message, this.retryAfterS());
       }
     }
     counters?.woke(this.name);
@@ -207,17 +318,35 @@ export class Persona {
       this.backoff.failed();
       this.apply('fail', message);
       ended(false);
-      throw new IdentityWakeError(`persona ${this.name} did not start: ${message}`);
+      this.wakeFailed();
+      throw new IdentityWakeError(
+        `persona ${this.name} did not start: ${message}`,
+        this.retryAfterS(),
+      );
     }
     let handle: InstanceHandle | null = null;
     try {
-      handle = await this.opts.driver.start({
+      const starting = this.opts.driver.start({
         name: this.name,
         personaDir: this.spec.dir,
         env: personaWorkerEnv(this.spec.dir, this.opts.workerEnv),
         memoryLimitMb: this.spec.memoryLimitMb,
         cpus: this.spec.cpus,
         node: this.spec.node ?? null,
+      });
+      handle = await deadline(starting, this.driverTimeoutMs, 'the start', {
+        timedOut: () => {
+          this.lateStarts += 1;
+          this.lateStartsUntil = Date.now() + this.driverTimeoutMs;
+        },
+        ended: (late) => {
+          this.lateStarts -= 1;
+          if (!late) return;
+          // Started after all: it is stopped before anything else starts.
+          this.log.warn('a start that passed its deadline started a worker', { id: late.id });
+          this.leftovers.add(late);
+          this.scheduleRetry();
+        },
       });
       this.worker = { handle, paused: false, pausedAt: 0, upSince: 0 };
       this.placement.started(handle);
@@ -229,13 +358,18 @@ export class Persona {
       const message = errorMessage(err);
       if (handle) {
         this.worker = null;
-        await this.opts.driver.stop(handle).catch(() => undefined);
+        // A start that failed half-way may have left it running: known stopped, or kept to stop.
+        const started = handle;
+        await this.stopWithin(started).catch((stopErr: unknown) => {
+          this.log.warn('stop after a failed start failed', { error: errorMessage(stopErr) });
+          this.leftovers.add(started);
+        });
       }
       this.backoff.failed();
       this.apply('fail', `start failed: ${message}`);
       ended(false);
-      if (this.spec.mode === 'always-on') this.scheduleRestart();
-      throw new WakeError(`persona ${this.name} did not start: ${message}`);
+      this.wakeFailed();
+      throw new WakeError(`persona ${this.name} did not start: ${message}`, this.retryAfterS());
     }
     await this.opts.workerUp?.(this.name, handle);
     this.worker.upSince = Date.now();
@@ -258,9 +392,20 @@ export class Persona {
     );
   }
 
+  /**
+   * After a failed wake: an always-on persona (still wanted awake) is tried again by the
+   * back-off; a sleepy one sleeps until its next call, whose caller retries (told when), unless
+   * a leftover is still to stop.
+   */
+  private wakeFailed(): void {
+    if (this.spec.mode !== 'always-on') this.desired = 'asleep';
+    if (!this.converged()) this.scheduleRetry();
+  }
+
   /** Stops the worker (an API call, or idle); the persona sleeps until a request or a wake. */
   sleep(): Promise<void> {
     return this.serial(async () => {
+      this.desired = 'asleep';
       const wasRunning = this.worker !== null;
       await this.doStop();
       if (wasRunning) this.opts.counters?.slept(this.name);
@@ -279,13 +424,18 @@ export class Persona {
       const worker = this.worker;
       if (!worker || this.activity.busy()) return false;
       if (this.state !== 'running' && !worker.paused) return false;
+      this.desired = 'asleep';
       await this.doStop();
       this.opts.counters?.slept(this.name);
       return true;
     });
   }
 
-  /** Stops the worker if there is one; the persona then sleeps (a fatal one stays crashed). */
+  /**
+   * Stops the worker if there is one, and any leftover; the persona then sleeps (a fatal one
+   * stays crashed). A stop that fails leaves the persona crashed, its worker kept as a leftover
+   * that the back-off stops again: a StopError (503) says when.
+   */
   private async doStop(): Promise<void> {
     this.backoff.cancel();
     const worker = this.worker;
@@ -296,14 +446,41 @@ export class Persona {
           .beforeStop(this.spec.dir, worker.handle)
           .catch((err: unknown) => this.log.warn('before stop', { error: errorMessage(err) }));
       }
-      try {
-        await this.opts.driver.stop(worker.handle);
-      } finally {
-        this.workerGone();
-        this.placement.renewAgent();
-      }
-      if (!this.fatal) this.apply('stopped', null);
-    } else if (!this.fatal) this.apply('sleep', null);
+      // It serves nothing from now on, whether the stop succeeds or not.
+      this.workerGone();
+      this.placement.renewAgent();
+      this.leftovers.add(worker.handle, true);
+    }
+    await this.stopLeftovers();
+    if (!this.fatal) this.apply(worker ? 'stopped' : 'sleep', null);
+  }
+
+  /** The driver's stop, failed once it passes its deadline (it may be tried again). */
+  private stopWithin(handle: InstanceHandle): Promise<void> {
+    return deadline(this.opts.driver.stop(handle), this.driverTimeoutMs, 'the stop', {
+      ended: () => this.log.info('a stop that passed its deadline ended', { id: handle.id }),
+    });
+  }
+
+  private get driverTimeoutMs(): number {
+    return this.opts.driverTimeoutMs ?? DRIVER_TIMEOUT_MS;
+  }
+
+  /** Stops every leftover, oldest first; the first that fails ends the step (a StopError). */
+  private async stopLeftovers(): Promise<void> {
+    try {
+      await this.leftovers.stopAll();
+    } catch (err) {
+      const message = errorMessage(err);
+      this.backoff.failed();
+      if (!this.fatal) this.apply('fail', `stop failed: ${message}`);
+      this.scheduleRetry();
+      this.log.warn('stop failed', { error: message });
+      throw new StopError(
+        `persona ${this.name}: its worker could not be stopped (${message}); the waker tries again`,
+        this.retryAfterS(),
+      );
+    }
   }
 
   /** The worker is no more: what was read from it goes too. */
@@ -321,7 +498,19 @@ export class Persona {
     return this.serial(async () => {
       const wasRunning = this.worker !== null;
       await this.doStop();
-      return work({ start: () => this.doWake(), stop: () => this.doStop() }, wasRunning);
+      return work(
+        {
+          start: () => {
+            this.desired = 'awake';
+            return this.doWake();
+          },
+          stop: () => {
+            this.desired = 'asleep';
+            return this.doStop();
+          },
+        },
+        wasRunning,
+      );
     });
   }
 
@@ -329,9 +518,20 @@ export class Persona {
     if (this.fatal) return Promise.reject(new WakeError(this.error ?? 'cannot start'));
     return this.serial(async () => {
       this.opts.counters?.restarted(this.name);
+      this.desired = 'awake';
       await this.doStop();
       await this.doWake();
     });
+  }
+
+  /**
+   * An instance an earlier waker left that could not be removed: stopped before this persona
+   * starts, and by the back-off meanwhile.
+   */
+  leftover(handle: InstanceHandle): void {
+    this.leftovers.add(handle);
+    this.backoff.failed();
+    this.scheduleRetry();
   }
 
   /** Takes over a worker an earlier waker left running (found by labels). */
@@ -350,6 +550,8 @@ export class Persona {
 
   /** The driver's notice that this persona's worker ended without being asked to. */
   onExit(handle: InstanceHandle, info: ExitInfo): void {
+    // A leftover that ended by itself needs no stop any more.
+    if (this.leftovers.ended(handle.id)) return;
     if (this.worker?.handle.id !== handle.id) return;
     if (this.state === 'waking') {
       this.exitDuringStart = info;
@@ -364,23 +566,39 @@ export class Persona {
     if (this.spec.mode === 'always-on') {
       this.backoff.failed();
       this.apply('fail', `worker died: ${info.reason}`);
-      this.scheduleRestart();
+      this.scheduleRetry();
     } else {
       // A sleepy persona sleeps; its next request wakes it.
+      this.desired = 'asleep';
       this.apply('exit', `worker died: ${info.reason}`);
     }
   }
 
-  private scheduleRestart(): void {
+  /**
+   * One step toward the desired state, in the queue: a start when it should be awake and is
+   * not, the stop of the leftovers when it should sleep. A failure schedules the next try.
+   */
+  private async reconcile(): Promise<void> {
+    if (this.fatal || this.converged()) return;
+    if (this.desired === 'awake' && !this.closed) {
+      this.opts.counters?.restarted(this.name);
+      await this.doWake();
+    } else await this.doStop();
+  }
+
+  /** The back-off's next try of `reconcile` (one waits at a time). */
+  private scheduleRetry(): void {
     if (this.closed || this.fatal) return;
     const delay = this.backoff.schedule(() => {
-      this.opts.counters?.restarted(this.name);
-      this.wake().catch((err: unknown) =>
-        this.log.error('restart failed', { error: errorMessage(err) }),
+      this.serial(() => this.reconcile()).catch((err: unknown) =>
+        this.log.error(this.desired === 'awake' ? 'restart failed' : 'stop failed again', {
+          error: errorMessage(err),
+        }),
       );
     });
     if (delay !== null) {
-      this.log.info('restart scheduled', { in_ms: delay, failures: this.backoff.failures });
+      const what = this.desired === 'awake' ? 'restart scheduled' : 'stop retry scheduled';
+      this.log.info(what, { in_ms: delay, failures: this.backoff.failures });
     }
   }
 
@@ -389,6 +607,10 @@ export class Persona {
    * the crash-loop back-off. `checkHealth` is set on every few ticks.
    */
   async tick(checkHealth: boolean, now = Date.now()): Promise<void> {
+    // Level-triggered: a persona not as wanted, with nothing under way or waiting, gets a try.
+    if (!this.closed && this.pending === 0 && this.backoff.dueAt === null && !this.converged()) {
+      this.scheduleRetry();
+    }
     const worker = this.worker;
     if (this.closed || !worker) return;
     const busy = this.activity.busy();
@@ -438,6 +660,7 @@ export class Persona {
     const worker = this.worker;
     if (this.activity.busy() || this.state !== 'running' || !worker || worker.paused) return;
     if (this.activity.idleMs() < (this.spec.idleTimeoutS ?? Infinity) * 1000) return;
+    this.desired = 'asleep';
     if (this.opts.pauseSeconds > 0 && this.opts.driver.canPause && this.opts.driver.pause) {
       await this.opts.driver.pause(worker.handle);
       worker.paused = true;
@@ -453,6 +676,7 @@ export class Persona {
   /** Stops the worker for good (waker shutdown). */
   shutdown(): Promise<void> {
     this.closed = true;
+    this.desired = 'asleep';
     this.backoff.cancel();
     return this.serial(() => this.doStop()).finally(() => this.placement.close());
   }
