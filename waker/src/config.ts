@@ -49,6 +49,11 @@ export interface WakerConfig {
   /** Failed credentials one address may present in a minute before it meets 429 (0: no limit). */
   authFailuresPerMinute: number;
   /**
+   * How long a start-up step that fails (the engine, the listing of old workers) is retried with
+   * back-off before the waker stops what started and exits non-zero for its supervisor.
+   */
+  startRetryS: number;
+  /**
    * What every worker is given: the variables of `.env` at REPO_ROOT (the process environment
    * wins for those) and SERVICE_KEY, less the waker-only secrets. Never the rest of the
    * waker's own environment.
@@ -85,6 +90,7 @@ interface WakerEnv extends MemoryEnv {
   FLEET_ID: string;
   WAKER_PAUSE_SECONDS: number;
   AUTH_FAILURES_PER_MINUTE: number;
+  WAKER_START_RETRY_S: number;
   SUPERVISOR_URL?: string;
   PB_SUPERVISOR_PID?: number;
   PROXY_SERVER: string;
@@ -116,6 +122,7 @@ const schema = Joi.object<WakerEnv, true>({
     .messages({ 'string.pattern.base': '"FLEET_ID" may hold letters, digits, _ . - only' }),
   WAKER_PAUSE_SECONDS: Joi.number().min(0).default(0),
   AUTH_FAILURES_PER_MINUTE: Joi.number().integer().min(0).max(100000).default(20),
+  WAKER_START_RETRY_S: Joi.number().min(0).max(3600).default(60),
   SUPERVISOR_URL: Joi.string()
     .allow('')
     .empty('')
@@ -202,6 +209,7 @@ export function loadWakerConfig(
     repoRoot,
     pauseSeconds: v.WAKER_PAUSE_SECONDS,
     authFailuresPerMinute: v.AUTH_FAILURES_PER_MINUTE,
+    startRetryS: v.WAKER_START_RETRY_S,
     workerEnv: v.SERVICE_KEY ? { ...workerEnv, SERVICE_KEY: v.SERVICE_KEY } : workerEnv,
     supervisorUrl: v.SUPERVISOR_URL?.replace(/\/+$/, '') ?? null,
     supervisorPid: v.PB_SUPERVISOR_PID ?? null,

@@ -42,7 +42,13 @@ async function main(): Promise<void> {
     secrets: [config.serviceKey, config.identity.proxyPassword, config.identity.geoipToken],
   });
   const life = new Lifecycle(PROGRAM, logger);
-  const driver = await life.step('driver', () => createDriver(config, logger));
+  // From the first step on, a signal stops what has started, in reverse order.
+  life.exitOnSignals(['SIGTERM', 'SIGINT']);
+  process.on('unhandledRejection', (err) => logger.error('unhandled rejection', { err }));
+  // A step that fails (the engine restarting, a listing refused) is tried again for a while;
+  // then what started stops and the waker exits non-zero, for its supervisor to restart it.
+  const retry = { retryForMs: config.startRetryS * 1000 };
+  const driver = await life.step('driver', () => createDriver(config, logger), undefined, retry);
   const commit = await readCommit(config.repoRoot);
   // Read at scrape time (never before the API listens) from the fleet and the sampler below.
   const budget = new MemoryBudget({
@@ -159,7 +165,6 @@ async function main(): Promise<void> {
   });
   if (!config.serviceKey)
     logger.warn('SERVICE_KEY is not set: every authenticated call answers 500');
-  life.exitOnSignals(['SIGTERM', 'SIGINT']);
   // The supervisor's rolling update: this waker ends, its workers keep running for the next.
   process.once('SIGUSR2', () => {
     handOver = driver.canAdopt;
@@ -177,9 +182,10 @@ async function main(): Promise<void> {
       void life.exit('supervisor gone');
     });
   }
-  process.on('unhandledRejection', (err) => logger.error('unhandled rejection', { err }));
 
-  await fleet.start();
+  await life.step('fleet', () => fleet.open());
+  await life.step('take-over', () => fleet.takeOver(), undefined, retry);
+  fleet.begin();
   siteChecks.start();
   logger.info('fleet started', { personas: fleet.list().map((p) => `${p.name}:${p.state}`) });
 }

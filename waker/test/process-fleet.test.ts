@@ -1,5 +1,8 @@
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
 import { connectAgent, personTakesOver, textOf } from '@persona-browser/testkit/agent';
@@ -26,6 +29,8 @@ import {
  */
 const FLEET = `ptest${process.pid}`;
 const IDLE_S = 3;
+/** alice's worker throws an uncaught exception once this file appears (a test build's hook). */
+const CRASH_FILE = path.join(os.tmpdir(), `pb-crash-${process.pid}`);
 
 let waker: RunningWaker;
 let ports: Record<string, number>;
@@ -45,7 +50,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => blocker.listen(ports.busy, r));
   const { root, personasDir } = makePersonas({
     // alice's own BROWSER_SLOWMO beats the fleet's (the waker's environment, below).
-    alice: `PORT=${ports.alice}\nMODE=always-on\nNEWS_BASE_URL=${site.url}\nBROWSER_SLOWMO=120\n`,
+    alice: `PORT=${ports.alice}\nMODE=always-on\nNEWS_BASE_URL=${site.url}\nBROWSER_SLOWMO=120\nPB_TEST_CRASH_FILE=${CRASH_FILE}\n`,
     bob: `PORT=${ports.bob}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
     busy: `PORT=${ports.busy}\nMODE=always-on\n`,
     dup: `PORT=${ports.alice}\nMODE=sleepy\nIDLE_TIMEOUT=5\n`,
@@ -358,6 +363,33 @@ describe('waker with the process driver', () => {
     const newPid = workerPid(FLEET, 'alice');
     expect(newPid).not.toBeNull();
     expect(newPid).not.toBe(pid);
+    const status = await call(`http://127.0.0.1:${ports.alice}/api/v1/system/status`, {
+      key: null,
+    });
+    expect(status.body.initialized).toBe(true);
+  });
+
+  test('an always-on worker that meets an uncaught exception stops in order, exits 1 and comes back', async () => {
+    await waker.waitState('alice', 'running');
+    const pid = workerPid(FLEET, 'alice') as number;
+    // The worker's whole tree: itself, its Xvfb, its Chromium and Chromium's children.
+    const tree = fleetPids(FLEET, 'alice');
+    expect(tree.length).toBeGreaterThanOrEqual(3);
+    fs.writeFileSync(CRASH_FILE, '');
+    const down = await waker.waitState('alice', ['crashed', 'waking'], 30_000);
+    // Exit code 1 after its orderly stop, not a kill by a signal.
+    expect(down.error ?? '').toMatch(/exited with 1/);
+    await until(
+      async () => (tree.some(isAlive) ? null : true),
+      30_000,
+      "the old worker's tree gone",
+    );
+    const back = await waker.waitState('alice', 'running', 60_000);
+    expect(back.error).toBeNull();
+    const newPid = workerPid(FLEET, 'alice');
+    expect(newPid).not.toBeNull();
+    expect(newPid).not.toBe(pid);
+    expect(fs.existsSync(CRASH_FILE)).toBe(false);
     const status = await call(`http://127.0.0.1:${ports.alice}/api/v1/system/status`, {
       key: null,
     });
