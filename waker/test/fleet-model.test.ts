@@ -83,6 +83,8 @@ interface Run {
   doubles: string[];
   /** Driver calls the faults caught. */
   caught: number;
+  /** Workers still alive once the fleet has stopped (a start that ended late, say). */
+  leftAfterStop: number[];
 }
 
 async function runSequence(seed: number): Promise<Run> {
@@ -136,7 +138,7 @@ async function runSequence(seed: number): Promise<Run> {
   const server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const run: Run = { seed, ops: [], statuses: [], doubles: [], caught: 0 };
+  const run: Run = { seed, ops: [], statuses: [], doubles: [], caught: 0, leftAfterStop: [] };
   // Never two workers: the process table, looked at all along.
   const watch = setInterval(() => {
     for (const name of NAMES) {
@@ -204,6 +206,8 @@ async function runSequence(seed: number): Promise<Run> {
     clearInterval(watch);
     faults.clear();
     await fleet.stop();
+    run.leftAfterStop = fleetPids(fleetId);
+    for (const pid of run.leftAfterStop) process.kill(pid, 'SIGKILL');
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
   }
@@ -270,6 +274,7 @@ describe('the fleet under random calls, deaths and driver faults', () => {
       expect({ replay, doubles: run.doubles }).toEqual({ replay, doubles: [] });
       const fivehundreds = run.statuses.filter((s) => s.status === 500);
       expect({ replay, fivehundreds }).toEqual({ replay, fivehundreds: [] });
+      expect({ replay, leftAfterStop: run.leftAfterStop }).toEqual({ replay, leftAfterStop: [] });
       // The sequence met trouble: the driver's calls were failed, delayed or hung.
       expect(run.caught).toBeGreaterThan(0);
     },

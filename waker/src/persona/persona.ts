@@ -77,7 +77,7 @@ export class Persona {
    * Starts that passed their deadline and have not ended: no other start until they end, or
    * until as long again has passed (an engine that never answers lost them).
    */
-  private lateStarts = 0;
+  private readonly lateStarts = new Set<Promise<unknown>>();
   private lateStartsUntil = 0;
   /** A configuration error (port conflict): this persona never starts. */
   private fatal = false;
@@ -287,7 +287,7 @@ export class Persona {
       return;
     }
     if (this.worker && this.state === 'running') return;
-    if (this.lateStarts > 0 && Date.now() < this.lateStartsUntil) {
+    if (this.lateStarts.size > 0 && Date.now() < this.lateStartsUntil) {
       this.wakeFailed();
       throw new WakeError(
         `persona ${this.name}: an earlier start has not ended yet (the engine is slow)`,
@@ -336,11 +336,11 @@ export class Persona {
       });
       handle = await deadline(starting, this.driverTimeoutMs, 'the start', {
         timedOut: () => {
-          this.lateStarts += 1;
+          this.lateStarts.add(starting);
           this.lateStartsUntil = Date.now() + this.driverTimeoutMs;
         },
         ended: (late) => {
-          this.lateStarts -= 1;
+          this.lateStarts.delete(starting);
           if (!late) return;
           // Started after all: it is stopped before anything else starts.
           this.log.warn('a start that passed its deadline started a worker', { id: late.id });
@@ -678,6 +678,17 @@ export class Persona {
     this.closed = true;
     this.desired = 'asleep';
     this.backoff.cancel();
-    return this.serial(() => this.doStop()).finally(() => this.placement.close());
+    return this.serial(async () => {
+      await this.doStop();
+      // A start that passed its deadline may still start a worker: it is waited for (as long
+      // as a driver call may take) and stopped, never left running after the waker.
+      if (this.lateStarts.size > 0) {
+        await Promise.race([
+          Promise.allSettled([...this.lateStarts]),
+          new Promise((r) => setTimeout(r, this.driverTimeoutMs).unref()),
+        ]);
+        await this.doStop();
+      }
+    }).finally(() => this.placement.close());
   }
 }
