@@ -24,6 +24,8 @@ import {
 const engine = new Docker({ socketPath: ENGINE_SOCKET });
 const STOP = /^\/containers\/[^/]+\/stop$/;
 const LIST = /^\/containers\/json$/;
+const PAUSE = /^\/containers\/[^/]+\/pause$/;
+const UNPAUSE = /^\/containers\/[^/]+\/unpause$/;
 const failing = (method: string, path: RegExp, times: number): FaultRule => ({
   method,
   path,
@@ -191,6 +193,56 @@ describe('a sleep whose stops fail', () => {
     const now = await containersOf(fleet.id, 'sam');
     expect(now).toHaveLength(1);
     expect(now[0]?.Id).not.toBe(first?.Id);
+    expect(answers.filter((a) => a.status >= 500 && a.status !== 503)).toEqual([]);
+  });
+});
+
+describe('a pause or a resume that fails', () => {
+  test('a failed resume answers 503 and the next wake starts afresh; a failed pause stops instead', async () => {
+    const fleet = await startFleet(
+      'pause',
+      { pia: 'MODE=sleepy\nIDLE_TIMEOUT=2\n' },
+      {
+        WAKER_PAUSE_SECONDS: '600',
+      },
+    );
+    const paused = async (): Promise<Docker.ContainerInspectInfo> => {
+      await fleet.waker.waitState('pia', 'sleeping', 60_000);
+      const [c] = await containersOf(fleet.id, 'pia');
+      return engine.getContainer(c?.Id ?? '').inspect();
+    };
+    expect((await api(fleet, '/api/personas/pia/wake', 'POST')).status).toBe(200);
+    // Idle, it is paused, not stopped: its container stays, frozen.
+    const first = await paused();
+    expect(first.State.Paused).toBe(true);
+
+    fleet.faults.inject(failing('POST', UNPAUSE, 1));
+    const refused = await api<{ error: string }>(fleet, '/api/personas/pia/wake', 'POST');
+    expect(refused.status).toBe(503);
+    expect(refused.body.error).toMatch(/could not be resumed.*overloaded/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // Neither paused nor running for sure: the next wake stops it and starts a new one.
+    const woke = await until(
+      async () => {
+        const r = await api<PersonaInfo>(fleet, '/api/personas/pia/wake', 'POST');
+        return r.status === 200 ? r.body : null;
+      },
+      60_000,
+      'the wake after the failed resume',
+    );
+    expect(woke.state).toBe('running');
+    const now = await containersOf(fleet.id, 'pia');
+    expect(now.map((c) => c.Id)).not.toContain(first.Id);
+    expect(now).toHaveLength(1);
+
+    fleet.faults.inject(failing('POST', PAUSE, 1));
+    await fleet.waker.waitState('pia', 'sleeping', 60_000);
+    await until(
+      async () => ((await containersOf(fleet.id, 'pia')).length === 0 ? true : null),
+      60_000,
+      'the container stopped instead of paused',
+    );
+    expect(fleet.waker.logs.join('\n')).toMatch(/pause failed: stopping instead/);
     expect(answers.filter((a) => a.status >= 500 && a.status !== 503)).toEqual([]);
   });
 });

@@ -661,13 +661,20 @@ export class Persona {
     if (this.activity.busy() || this.state !== 'running' || !worker || worker.paused) return;
     if (this.activity.idleMs() < (this.spec.idleTimeoutS ?? Infinity) * 1000) return;
     this.desired = 'asleep';
-    if (this.opts.pauseSeconds > 0 && this.opts.driver.canPause && this.opts.driver.pause) {
-      await this.opts.driver.pause(worker.handle);
-      worker.paused = true;
-      worker.pausedAt = Date.now();
-      this.apply('pause', null);
-      this.opts.counters?.slept(this.name);
-      return;
+    const driver = this.opts.driver;
+    if (this.opts.pauseSeconds > 0 && driver.canPause && driver.pause) {
+      try {
+        const paused = driver.pause(worker.handle);
+        await deadline(paused, this.driverTimeoutMs, 'the pause', { ended: () => undefined });
+        worker.paused = true;
+        worker.pausedAt = Date.now();
+        this.apply('pause', null);
+        this.opts.counters?.slept(this.name);
+        return;
+      } catch (err) {
+        // Paused or not, it is stopped instead: a sleep deeper than asked, never a state unknown.
+        this.log.warn('pause failed: stopping instead', { error: errorMessage(err) });
+      }
     }
     await this.doStop();
     this.opts.counters?.slept(this.name);
