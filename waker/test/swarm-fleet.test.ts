@@ -3,7 +3,9 @@
  * the manager, two namespaced engines as workers), with the waker as users run it
  * (`WAKER_DRIVER=swarm`) on the manager. Each persona runs on the node that holds its folder;
  * every port answers on the manager, asleep or awake; a node whose engine stops takes only its
- * own personas down, named, with a 503 rather than a hang, and brings them back when it returns.
+ * own personas down, named, with a 503 rather than a hang, and brings them back when it returns;
+ * one lost in the middle of a wake, a stop or a move is answered at once, never leaves a second
+ * task, and the persona converges once the node is back.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -56,10 +58,23 @@ async function taskNode(persona: string): Promise<string | null> {
 function getWithin(
   url: string,
   timeoutMs: number,
-): Promise<{ status: number; body: any; ms: number }> {
+): Promise<{ status: number; body: any; ms: number; retryAfter: string | null }> {
+  return callWithin('GET', url, timeoutMs);
+}
+
+/** A call with the key and a hard deadline, with the answer's `Retry-After`. */
+function callWithin(
+  method: 'GET' | 'POST',
+  url: string,
+  timeoutMs: number,
+  json?: unknown,
+): Promise<{ status: number; body: any; ms: number; retryAfter: string | null }> {
   const started = Date.now();
+  const headers: http.OutgoingHttpHeaders = { authorization: `Bearer ${KEY}` };
+  const payload = json === undefined ? null : JSON.stringify(json);
+  if (payload !== null) headers['content-type'] = 'application/json';
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { headers: { authorization: `Bearer ${KEY}` } }, (res) => {
+    const req = http.request(url, { method, headers }, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
       res.on('end', () => {
@@ -69,11 +84,16 @@ function getWithin(
         } catch {
           /* not JSON */
         }
-        resolve({ status: res.statusCode ?? 0, body, ms: Date.now() - started });
+        const retryAfter = res.headers['retry-after'] ?? null;
+        const ms = Date.now() - started;
+        resolve({ status: res.statusCode ?? 0, body, ms, retryAfter });
       });
     });
-    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.setTimeout(timeoutMs, () =>
+      req.destroy(new Error(`${method} ${url}: no answer within ${timeoutMs} ms`)),
+    );
     req.on('error', reject);
+    req.end(payload ?? undefined);
   });
 }
 
@@ -368,6 +388,264 @@ async function runningTasks(persona: string): Promise<string[]> {
     .filter((l) => / Running /.test(` ${l} `))
     .map((l) => l.split(' ')[0] ?? '');
 }
+
+const PERSONA_LABEL = 'persona-browser.persona';
+const listed = (out: string): string[] => out.split('\n').filter(Boolean);
+/** Task states (as `docker service ps` shows them) a task never leaves. */
+const OVER = new Set(['Shutdown', 'Complete', 'Failed', 'Rejected', 'Orphaned', 'Remove']);
+
+interface TaskRow {
+  id: string;
+  node: string;
+  desired: string;
+  state: string;
+}
+
+/** What the manager holds of a persona: its services (by label) and their tasks. */
+async function swarmView(persona: string): Promise<{ services: string[]; tasks: TaskRow[] }> {
+  const labels = ['--filter', `label=${PERSONA_LABEL}=${persona}`];
+  labels.push('--filter', `label=persona-browser.fleet=${FLEET}`);
+  const services = listed(
+    await cluster.docker(cluster.manager, ['service', 'ls', '-q', ...labels]),
+  );
+  if (!services.length) return { services, tasks: [] };
+  const format = '{{.ID}}|{{.Node}}|{{.DesiredState}}|{{.CurrentState}}';
+  const ps = ['service', 'ps', ...services, '--no-trunc', '--format', format];
+  const tasks = listed(await cluster.docker(cluster.manager, ps)).map((line) => {
+    const [id = '', node = '', desired = '', current = ''] = line.split('|');
+    return { id, node, desired, state: current.split(' ')[0] ?? '' };
+  });
+  return { services, tasks };
+}
+
+/** Tasks not over: running, starting or waiting for a node. */
+const live = (tasks: TaskRow[]): TaskRow[] => tasks.filter((t) => !OVER.has(t.state));
+
+/**
+ * Samples the manager's view of a persona until ended: how many samples were taken, and each
+ * one that held more than one service of it, or more than one task of it not over.
+ */
+function watchSwarm(persona: string): { end(): Promise<{ samples: number; crowded: string[] }> } {
+  let stopped = false;
+  const crowded: string[] = [];
+  let samples = 0;
+  const loop = (async () => {
+    while (!stopped) {
+      const view = await swarmView(persona).catch(() => null);
+      if (view) {
+        samples += 1;
+        const running = live(view.tasks);
+        if (view.services.length > 1 || running.length > 1) crowded.push(JSON.stringify(view));
+      }
+      await sleep(250);
+    }
+  })();
+  return {
+    end: async () => {
+      stopped = true;
+      await loop;
+      return { samples, crowded };
+    },
+  };
+}
+
+/** The persona's containers that run on a node, asked of that node's own engine. */
+async function containersOn(n: SwarmNode, persona: string): Promise<string[]> {
+  const labels = ['--filter', `label=${PERSONA_LABEL}=${persona}`];
+  labels.push('--filter', `label=persona-browser.fleet=${FLEET}`);
+  return listed(await cluster.docker(n, ['ps', '-q', ...labels]));
+}
+
+/** Stops a worker's engine, runs `body`, then starts the engine again (Ready) whatever happened. */
+async function withEngineStopped<T>(n: SwarmNode, body: () => Promise<T>): Promise<T> {
+  try {
+    await cluster.stopEngine(n);
+    return await body();
+  } finally {
+    await cluster.startEngine(n);
+    await cluster.waitNodeStatus(n, 'Ready', 60_000);
+  }
+}
+
+/**
+ * Polls `probe` until it gives a value; fails naming `what` after `ms`, or as soon as `call`
+ * (the request whose course is awaited) has answered first.
+ */
+async function duringCall<T>(
+  what: string,
+  ms: number,
+  call: Promise<{ status: number; body: unknown }>,
+  probe: () => Promise<T | null>,
+): Promise<T> {
+  const early: { answer: string | null } = { answer: null };
+  call.then(
+    (a) => (early.answer = `${a.status} ${JSON.stringify(a.body)}`),
+    (err: unknown) => (early.answer = String(err)),
+  );
+  const end = Date.now() + ms;
+  for (;;) {
+    const got = await probe();
+    if (got !== null) return got;
+    if (early.answer !== null)
+      throw new Error(`waiting for ${what}: the call answered first: ${early.answer}`);
+    if (Date.now() > end) throw new Error(`waiting for ${what}: not within ${ms} ms`);
+    await sleep(100);
+  }
+}
+
+/** Until the manager shows no task of the persona not over on `n`: the node has reported back. */
+function settledOn(n: SwarmNode, persona: string): Promise<TaskRow[]> {
+  return until(
+    async () => {
+      const { tasks } = await swarmView(persona);
+      return live(tasks).some((t) => t.node === n.hostname) ? null : tasks;
+    },
+    60_000,
+    `the manager to show no live task of ${persona} on ${n.hostname}`,
+  );
+}
+
+/** Each file and folder under `dir` with its size and modification time. */
+function folderState(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const visit = (rel: string): void => {
+    const st = fs.lstatSync(path.join(dir, rel));
+    out[rel] = `${st.isDirectory() ? 'dir' : st.size} ${st.mtimeMs}`;
+    if (st.isDirectory())
+      for (const e of fs.readdirSync(path.join(dir, rel))) visit(path.join(rel, e));
+  };
+  visit('.');
+  return out;
+}
+
+test(
+  'a node lost during a wake, a stop and a move: answered and named, never two tasks, and the persona converges',
+  async () => {
+    const w = running();
+    const api = `${w.url}/api/personas/dave`;
+    // dave: sleepy, placed on the worker with the most room at its first wake (the first test).
+    if (!(await w.persona('dave')).node) await callWithin('POST', `${api}/wake`, 120_000);
+    expect((await callWithin('POST', `${api}/sleep`, 60_000)).status).toBe(200);
+    const home = (await w.persona('dave')).node;
+    const x = cluster.workers.find((n) => n.hostname === home);
+    const y = cluster.workers.find((n) => n.hostname !== home);
+    if (!x || !y) throw new Error(`dave is on ${home}: a worker node is needed, and another`);
+    const watch = watchSwarm('dave');
+    let seen = { samples: 0, crowded: ['not sampled'] };
+    try {
+      await step(
+        '1 of 3: its node lost during a wake: 503 naming it, then a wake works',
+        async () => {
+          const wake = callWithin('POST', `${api}/wake`, 120_000);
+          await duringCall('dave waking', 30_000, wake, async () => {
+            const p = await w.persona('dave');
+            return p.state === 'waking' ? p : null;
+          });
+          await withEngineStopped(x, async () => {
+            const woke = await wake;
+            process.stderr.write(
+              `wake with ${x.hostname} lost: ${woke.status} in ${woke.ms} ms: ${woke.body.error}\n`,
+            );
+            expect(woke.status).toBe(503);
+            expect(woke.body.error).toContain(x.hostname);
+            expect(Number(woke.retryAfter)).toBeGreaterThanOrEqual(1);
+            const listedNow = await w.persona('dave');
+            expect(listedNow.state).not.toBe('running');
+            expect(listedNow.error).toContain(`node ${x.hostname} is down`);
+            // Asked again while the node is down: refused at once, naming it.
+            const again = await callWithin('POST', `${api}/wake`, 15_000);
+            expect(again.status).toBe(503);
+            expect(again.body.error).toContain(x.hostname);
+          });
+          // Back: nothing of dave runs there (a sleepy persona sleeps until its next request) …
+          await settledOn(x, 'dave');
+          expect(await containersOn(x, 'dave')).toEqual([]);
+          // Its failed wake stays listed (crashed, with its error), with no retry of its own.
+          expect(['crashed', 'sleeping']).toContain((await w.persona('dave')).state);
+          // … which wakes it there, once.
+          const woke = await callWithin('POST', `${api}/wake`, 120_000);
+          expect(woke.status).toBe(200);
+          expect(woke.body).toMatchObject({ state: 'running', node: x.hostname, error: null });
+          expect(await runningTasks('dave')).toHaveLength(1);
+          expect(await containersOn(x, 'dave')).toHaveLength(1);
+        },
+      );
+
+      await step(
+        '2 of 3: its node lost during a stop: 200, asleep, one task at the next wake',
+        async () => {
+          const slept = callWithin('POST', `${api}/sleep`, 120_000);
+          const seen = await duringCall('dave stopping', 15_000, slept, async () => {
+            const p = await w.persona('dave');
+            return p.state === 'stopping' ? p : null;
+          });
+          expect(seen.state).toBe('stopping');
+          await withEngineStopped(x, async () => {
+            const answer = await slept;
+            process.stderr.write(
+              `sleep with ${x.hostname} lost: ${answer.status} in ${answer.ms} ms\n`,
+            );
+            // The manager holds the service at no replica: the node stops the task when it is back.
+            expect(answer.status).toBe(200);
+            expect(answer.body.state).toBe('sleeping');
+          });
+          await settledOn(x, 'dave');
+          expect(await containersOn(x, 'dave')).toEqual([]);
+          expect((await w.persona('dave')).state).toBe('sleeping');
+          const woke = await callWithin('POST', `${api}/wake`, 120_000);
+          expect(woke.status).toBe(200);
+          expect(woke.body).toMatchObject({ state: 'running', node: x.hostname });
+          expect(await runningTasks('dave')).toHaveLength(1);
+          expect(await containersOn(x, 'dave')).toHaveLength(1);
+          expect((await callWithin('POST', `${api}/sleep`, 60_000)).status).toBe(200);
+        },
+      );
+
+      await step(
+        '3 of 3: the target lost during a move: back on its node as it was, then a move works',
+        async () => {
+          const folder = path.join(dataRoot, x.hostname, 'dave');
+          const before = folderState(folder);
+          const move = callWithin('POST', `${api}/move`, 300_000, { node: y.hostname });
+          await duringCall(`dave starting on ${y.hostname}`, 120_000, move, async () => {
+            const p = await w.persona('dave');
+            return p.state === 'waking' && p.node === y.hostname ? p : null;
+          });
+          await withEngineStopped(y, async () => {
+            const moved = await move;
+            process.stderr.write(
+              `move with ${y.hostname} lost: ${moved.status} in ${moved.ms} ms: ${moved.body.error}\n`,
+            );
+            expect(moved.status).toBe(502);
+            expect(moved.body.error).toContain(`start on ${y.hostname}: `);
+            expect(await w.persona('dave')).toMatchObject({
+              state: 'sleeping',
+              node: x.hostname,
+              error: null,
+            });
+            const env = fs.readFileSync(path.join(personasDir, 'dave', 'persona.env'), 'utf8');
+            expect(env).toContain(`NODE=${x.hostname}\n`);
+            expect(folderState(folder)).toEqual(before);
+          });
+          await settledOn(y, 'dave');
+          expect(await containersOn(y, 'dave')).toEqual([]);
+          const moved = await callWithin('POST', `${api}/move`, 300_000, { node: y.hostname });
+          expect(moved.status).toBe(200);
+          expect(moved.body).toMatchObject({ node: y.hostname, state: 'running' });
+          expect(await runningTasks('dave')).toHaveLength(1);
+          expect(await containersOn(y, 'dave')).toHaveLength(1);
+          expect(fs.existsSync(folder)).toBe(false);
+        },
+      );
+    } finally {
+      seen = await watch.end();
+    }
+    // Never a second service or task of dave, on any node, at any sample.
+    expect(seen.samples).toBeGreaterThan(10);
+    expect(seen.crowded).toEqual([]);
+  },
+  15 * 60_000,
+);
 
 test('a waker killed and started again adopts the running workers without restarting them', async () => {
   const w = running();

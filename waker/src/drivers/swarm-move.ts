@@ -42,10 +42,16 @@ export interface FolderMoverOptions {
   logger: Logger;
   /** How long a copy may take in all (default 10 min). */
   timeoutMs?: number;
+  /**
+   * Why a node cannot run a step now ("node w2 is down"), else null: a step there ends at once
+   * with that reason instead of waiting out its deadline for a task that cannot run.
+   */
+  nodeProblem?: (node: string) => string | null;
 }
 
 /** The step a move failed at. */
-export type MoveStep = 'check' | 'receive' | 'send' | 'verify' | 'commit' | 'remove' | 'make';
+export type MoveStep =
+  'check' | 'receive' | 'send' | 'verify' | 'commit' | 'remove' | 'make' | 'start';
 
 /**
  * A move that did not happen. `reason`: `exists` (the target already has the folder), `busy`
@@ -221,6 +227,8 @@ export class FolderMover {
       { shot: sender, step: 'send' as const, node: req.from },
     ];
     for (;;) {
+      // A node lost under an end: named, rather than the other end's broken connection.
+      for (const end of ends) this.checkNode(end.step, end.node);
       const states: TaskStatus[] = await Promise.all(ends.map((e) => e.shot.status()));
       // The first end that failed says why; the other one is stopped by the caller.
       for (const [i, s] of states.entries()) {
@@ -253,9 +261,20 @@ export class FolderMover {
     return got;
   }
 
+  /** Throws the step's failure when its node cannot run it now. */
+  private checkNode(step: MoveStep, node: string): void {
+    const problem = this.opts.nodeProblem?.(node);
+    if (problem) throw new MoveError(step, node, 'failed', problem);
+  }
+
   /** A step that must end `complete`; resolves with its result. */
   private async expectDone(shot: OneShot, step: MoveStep, deadline: number) {
-    const s = await shot.waitEnded(deadline);
+    let s = await shot.status();
+    while (!hasEnded(s) && Date.now() <= deadline) {
+      this.checkNode(step, shot.spec.node);
+      await sleep(250);
+      s = await shot.status();
+    }
     const node = shot.spec.node;
     if (!hasEnded(s)) {
       throw new MoveError(step, node, 'timeout', `task still ${s.state} ${s.err}`.trim());
@@ -274,6 +293,12 @@ export class FolderMover {
     incoming: string,
     start: (mode: PipeMode, node: string, env: PipeEnv) => Promise<OneShot>,
   ): Promise<void> {
+    const problem = this.opts.nodeProblem?.(node);
+    if (problem) {
+      // A receiver removes what it unpacked when stopped: its node stops it when it is back.
+      this.opts.logger.warn(`${incoming} on ${node} is not removed now: ${problem}`);
+      return;
+    }
     try {
       const env = { PIPE_PERSONA: incoming, PIPE_TARGET: incoming };
       const shot = await start('remove', node, env);
@@ -289,6 +314,11 @@ export class FolderMover {
   private async removeService(shot: OneShot): Promise<void> {
     const started = Date.now();
     try {
+      if (this.opts.nodeProblem?.(shot.spec.node)) {
+        // Its task cannot be waited for there: the service goes, its node ends the task.
+        await this.opts.docker.getService(shot.spec.name).remove();
+        return;
+      }
       const last = await shot.remove();
       const task = last ? `its task ${last.state}` : 'gone already';
       this.opts.logger.debug(`removed ${shot.spec.name} (${task}) in ${Date.now() - started} ms`);

@@ -14,6 +14,7 @@ import {
   tasksOf,
 } from './swarm-engine';
 import { FolderMover } from './swarm-move';
+import { StrayCopies } from './swarm-strays';
 import { STOP_TIMEOUT_S, WORKER_PORT, containerEnv } from './worker-container';
 import type { PlacedPersona } from './swarm-plan';
 import {
@@ -86,6 +87,7 @@ export class SwarmDriver implements RuntimeDriver {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly mover: FolderMover;
+  private readonly strays: StrayCopies;
 
   private constructor(
     private readonly opts: SwarmDriverOptions,
@@ -102,7 +104,11 @@ export class SwarmDriver implements RuntimeDriver {
       dataDir: opts.dataDir,
       fleetId: opts.fleetId,
       logger: opts.logger,
+      nodeProblem: (node) => this.nodeProblem(node),
     });
+    this.strays = new StrayCopies(async (persona, node, keptOn) => {
+      await this.mover.removeOld({ persona, from: node, to: keptOn });
+    }, opts.logger);
   }
 
   static async create(opts: SwarmDriverOptions): Promise<SwarmDriver> {
@@ -143,7 +149,9 @@ export class SwarmDriver implements RuntimeDriver {
     this.known = new Map(list.map((n) => [n.hostname, n]));
     for (const n of list) {
       const was = before.get(n.hostname);
-      if (was && !was.ready && n.ready) for (const l of this.nodeListeners) l(n.hostname);
+      if (!was || was.ready || !n.ready) continue;
+      for (const l of this.nodeListeners) l(n.hostname);
+      void this.strays.removeReady((node) => !this.nodeProblem(node));
     }
   }
 
@@ -182,6 +190,8 @@ export class SwarmDriver implements RuntimeDriver {
     const node = spec.node ?? this.place();
     const problem = this.nodeProblem(node);
     if (problem) throw new DriverError(problem);
+    // Its folder there is the one it runs on (NODE set there by hand): never a stray to remove.
+    this.strays.forget(spec.name, node);
     const name = serviceName(this.opts.fleetId, spec.name);
     const existing = await this.inspectService(name);
     if (!existing || existing.node !== node) await this.makeFolder(node, spec.name);
@@ -315,11 +325,16 @@ export class SwarmDriver implements RuntimeDriver {
 
   readonly moves: FolderMoves = {
     copy: async (persona, from, to) => {
+      // A copy an earlier move left there would refuse this one: it goes first.
+      await this.strays.removeOn(to, persona);
       const report = await this.mover.copy({ persona, from, to });
       return { entries: report.entries, files: report.files, bytes: report.bytes, ms: report.ms };
     },
+    // On a node that is down (or with the kept copy's node down), the removal waits for both.
     remove: async (persona, node, keptOn) => {
-      await this.mover.removeOld({ persona, from: node, to: keptOn });
+      if (this.nodeProblem(node) || this.nodeProblem(keptOn))
+        this.strays.add(persona, node, keptOn);
+      else await this.mover.removeOld({ persona, from: node, to: keptOn });
     },
   };
 

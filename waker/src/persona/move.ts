@@ -1,4 +1,6 @@
+import { errorMessage } from '@persona-browser/service-kit';
 import type { FolderCopy, RuntimeDriver } from '../drivers/types';
+import { MoveError } from '../drivers/swarm-move';
 import type { Persona } from './persona';
 import { recordNode } from './folders';
 import { pingWorker } from '../worker-client';
@@ -58,7 +60,8 @@ export async function movePersona(
       place(from);
       await moves.remove(persona.name, to, from).catch(() => undefined);
       if (wasRunning) await start().catch(() => undefined);
-      throw err;
+      // The step and the node, whatever failed in it (a 502, as any failed step of a move).
+      throw new MoveError('start', to, 'failed', errorMessage(err));
     }
     await moves.remove(persona.name, from, to);
     return { from, to, copy };
