@@ -59,10 +59,11 @@ interface Worker {
 }
 
 /**
- * One persona: the single owner of its worker and its activity. Its state changes only through
- * the lifecycle's transition table; its proxy identity and its crash-loop back-off sit beside
- * it. Every change runs through `serial`, so a wake, an idle sleep and an API restart never
- * interleave.
+ * One persona: the single owner of its worker and its activity. It holds what is wanted of it
+ * (`desired`) and steps its worker toward that (`reconcile`), the back-off trying again after a
+ * failure. Its state changes only through the lifecycle's transition table; its proxy identity,
+ * its leftovers and its back-off sit beside it. Every change runs through `serial`, so a wake,
+ * an idle sleep and an API restart never interleave.
  */
 export class Persona {
   private readonly lifecycle: PersonaLifecycle;
@@ -128,19 +129,14 @@ export class Persona {
     return this.lifecycle.error;
   }
 
-  /** When the back-off tries again (a start, or the stop of a leftover), null when it waits not. */
+  /** When the back-off tries again (a start, or the stop of a leftover); null when no try waits. */
   get retryAt(): Date | null {
     const due = this.backoff.dueAt;
     return due === null ? null : new Date(due);
   }
 
-  /** What the persona is stepped toward. */
-  get wanted(): Desired {
-    return this.desired;
-  }
-
   /** Whether the worker is as wanted: awake and serving, or asleep with nothing left running. */
-  converged(): boolean {
+  private converged(): boolean {
     if (this.fatal) return true;
     if (this.leftovers.count > 0) return false;
     if (this.desired === 'asleep' || this.closed) return !this.leftovers.stopFailed;
