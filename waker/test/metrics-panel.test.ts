@@ -20,6 +20,8 @@ import { persona, servePanel } from '@persona-browser/testkit/panel-server';
  */
 const KEY = 'fleet key/with#odd&chars';
 const ALICE_COLOR = [0x24, 0x58, 0xd3];
+/** When carol's back-off tries again, as the waker lists it. */
+const RETRY_AT = '2031-03-04T05:06:07.000Z';
 
 let stand: PanelServer;
 let base: string;
@@ -45,7 +47,11 @@ const personas = (): PersonaInfo[] => [
     idle_seconds: null,
     last_request: null,
   }),
-  persona('carol', 5103, { state: 'crashed', error: 'container exited with code 137' }),
+  persona('carol', 5103, {
+    state: 'crashed',
+    error: 'container exited with code 137',
+    retry_at: RETRY_AT,
+  }),
 ];
 
 function writeRequests(name: string, hoursAgo: number[]): void {
@@ -196,6 +202,13 @@ test('rows, links, buttons with the bearer, and plots', async () => {
   expect(
     await page.$eval('tr[data-persona="carol"] [data-field="error"]', (e) => e.textContent),
   ).toBe('container exited with code 137');
+  // When the waker tries again, under the error; a persona with no try waiting shows none.
+  const retry = await page.$eval('tr[data-persona="carol"] [data-field="retry"]', (e) =>
+    (e as HTMLElement).innerText.trim(),
+  );
+  expect(retry).toMatch(/^next try at \S/);
+  expect(retry).toContain(String(new Date(RETRY_AT).getFullYear()));
+  expect(await page.$('tr[data-persona="bob"] [data-field="retry"]')).toBeNull();
 
   // Links: the persona's own port on this host; the key in the fragment, never in a query.
   const hrefs = await page.$$eval('tr[data-persona="alice"] a[data-link]', (as) =>
