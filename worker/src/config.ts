@@ -151,6 +151,7 @@ interface WorkerEnv {
   LOCK_WAIT_SECONDS: number;
   CALL_DEADLINE_SECONDS: number;
   NAVIGATION_TIMEOUT_SECONDS: number;
+  NAVIGATE_PAUSE_MS: number;
   VALIDATE_RESPONSES: boolean;
   LIVE_CONTROL_GRACE_SECONDS: number;
   LIVE_CONTROL_LEASE_SECONDS: number;
@@ -241,6 +242,13 @@ const schema = Joi.object<WorkerEnv, true>({
   NAVIGATION_TIMEOUT_SECONDS: Joi.number()
     .positive()
     .default(DEFAULT_TIMING.navigationTimeoutMs / 1000),
+  // The pause before a navigation, in ms as BROWSER_SLOWMO: a person's, by default; a persona
+  // that only visits sites of its own may drop it (0). A minute caps it, as it does slowmo.
+  NAVIGATE_PAUSE_MS: Joi.number()
+    .integer()
+    .min(0)
+    .max(60_000)
+    .default(DEFAULT_TIMING.navigatePauseMs),
   VALIDATE_RESPONSES: Joi.boolean().default(false),
   LIVE_CONTROL_GRACE_SECONDS: Joi.number().min(0).max(3600).default(10),
   LIVE_CONTROL_LEASE_SECONDS: Joi.number().min(1).max(3600).default(60),
@@ -333,6 +341,7 @@ export function loadConfig(
       lockWaitMs: v.LOCK_WAIT_SECONDS * 1000,
       callDeadlineMs: v.CALL_DEADLINE_SECONDS * 1000,
       navigationTimeoutMs: v.NAVIGATION_TIMEOUT_SECONDS * 1000,
+      navigatePauseMs: v.NAVIGATE_PAUSE_MS,
     },
   };
 }

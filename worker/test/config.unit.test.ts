@@ -33,8 +33,14 @@ describe('environment files', () => {
       wakerUrl: 'http://127.0.0.1:4900',
       dataDir: root,
       allowFileUrls: false,
-      // docs/api.md: a call waits 30 s for its page (409), a navigation gives up at 60 s (408).
-      timing: { lockWaitMs: 30_000, navigationTimeoutMs: 60_000, callDeadlineMs: 120_000 },
+      // docs/api.md: a call waits 30 s for its page (409), a navigation pauses about 2 s, then
+      // gives up at 60 s (408).
+      timing: {
+        lockWaitMs: 30_000,
+        navigationTimeoutMs: 60_000,
+        callDeadlineMs: 120_000,
+        navigatePauseMs: 2_000,
+      },
     });
   });
 
@@ -76,6 +82,10 @@ describe('environment files', () => {
     ['BROWSER_TIMEZONE', 'Mars/Olympus'],
     ['BROWSER_LOCALE', 'german'],
     ['BROWSER_PLATFORM', 'Win32'],
+    ['NAVIGATE_PAUSE_MS', '-1'],
+    ['NAVIGATE_PAUSE_MS', 'soon'],
+    ['NAVIGATE_PAUSE_MS', '60001'],
+    ['NAVIGATE_PAUSE_MS', '1.5'],
   ])('a bad %s=%s is refused with a message naming it', (name, value) => {
     const root = repo({});
     expect(() => loadConfig({ [name]: value }, root)).toThrow(ConfigError);
@@ -157,6 +167,26 @@ describe('environment files', () => {
       'invalid RECORDING_FPS: "RECORDING_FPS" must be less than or equal to 10',
     );
     expect(() => loadConfig({ RECORDING_CAP_MB: '-1' }, root)).toThrow(/invalid RECORDING_CAP_MB/);
+  });
+
+  test('NAVIGATE_PAUSE_MS: 2000 unless set; 0 drops the pause; persona.env over .env', () => {
+    const root = repo({
+      '.env': 'NAVIGATE_PAUSE_MS=500\n',
+      'p/persona.env': 'NAVIGATE_PAUSE_MS=0\n',
+    });
+    expect(loadConfig({}, repo({})).timing.navigatePauseMs).toBe(2_000);
+    expect(loadConfig({}, root).timing.navigatePauseMs).toBe(500);
+    expect(loadConfig({ PERSONA_DIR: path.join(root, 'p') }, root).timing.navigatePauseMs).toBe(0);
+    expect(loadConfig({ NAVIGATE_PAUSE_MS: '60000' }, root).timing.navigatePauseMs).toBe(60_000);
+    expect(() => loadConfig({ NAVIGATE_PAUSE_MS: '-5' }, root)).toThrow(
+      'invalid NAVIGATE_PAUSE_MS: "NAVIGATE_PAUSE_MS" must be greater than or equal to 0',
+    );
+    expect(() => loadConfig({ NAVIGATE_PAUSE_MS: '2s' }, root)).toThrow(
+      'invalid NAVIGATE_PAUSE_MS: "NAVIGATE_PAUSE_MS" must be a number',
+    );
+    expect(() => loadConfig({ NAVIGATE_PAUSE_MS: '3600000' }, root)).toThrow(
+      'invalid NAVIGATE_PAUSE_MS: "NAVIGATE_PAUSE_MS" must be less than or equal to 60000',
+    );
   });
 
   test('a missing persona folder is named', () => {

@@ -6,7 +6,6 @@ import type { Call } from './call';
 import { loopbackHint } from './loopback-hint';
 import type { ManagedPage } from './managed-page';
 import { readPageHtml } from './page-html';
-import { PRE_NAVIGATION_DELAY_MS } from './timing';
 
 export interface NavigateResult {
   url: string;
@@ -39,7 +38,8 @@ export async function stopLoading(mp: ManagedPage): Promise<void> {
 }
 
 /**
- * Goes to `url` like a person who pauses before typing an address: about 2 s, then waits for
+ * Goes to `url` like a person who pauses before typing an address: about the page's
+ * `navigatePauseMs` (2 s unless NAVIGATE_PAUSE_MS says otherwise; 0: no pause), then waits for
  * DOM content loaded. A navigation past its timeout (60 s) is stopped so the page stays usable,
  * and is a 408.
  */
@@ -49,7 +49,8 @@ export async function navigate(
   url: string,
   slowmoMs: number,
 ): Promise<NavigateResult> {
-  await call.sleep(about(PRE_NAVIGATION_DELAY_MS));
+  const pauseMs = mp.timing.navigatePauseMs;
+  if (pauseMs > 0) await call.sleep(about(pauseMs));
   const timeout = mp.timing.navigationTimeoutMs;
   let status: number | null;
   try {
