@@ -191,6 +191,12 @@ export interface LaunchOptions {
   extraEnv?: Record<string, string>;
   /** The stealth evasions to enable: STEALTH_EVASIONS unless a measurement asks otherwise. */
   evasions?: readonly string[];
+  /**
+   * More set-up of the connected browser (the window's placement, the platform's disguise), run
+   * while its startup tab is made ready, which mostly waits for the tab's renderer: the launch
+   * ends when both have. When it fails the browser is closed and the launch fails with it.
+   */
+  alongside?: (browser: Browser) => Promise<void>;
 }
 
 /**
@@ -239,7 +245,11 @@ export async function launchBrowser(opts: LaunchOptions): Promise<Browser> {
   await puppeteer.launch({ args: joinFeatureSwitches(args) });
   const browser = launcher.launched();
   try {
-    startupTabs.set(browser, await readyStartupTab(browser, puppeteer.plugins));
+    const [tab] = await Promise.all([
+      readyStartupTab(browser, puppeteer.plugins),
+      opts.alongside?.(browser),
+    ]);
+    startupTabs.set(browser, tab);
   } catch (err) {
     await browser.close().catch(() => undefined);
     throw err;
@@ -263,8 +273,12 @@ export function takeStartupTab(browser: Browser): Page | null {
 
 /**
  * The startup tab made what a tab of `browser.newPage()` is: puppeteer-extra hands each new
- * page to its plugins and loads about:blank in it again; the startup tab opened before the
- * plugins listened, so the same is done to it here, before anything else sees it.
+ * page to its plugins; the startup tab opened before the plugins listened, so the same is done
+ * to it here, before anything else sees it. Its about:blank is not loaded again, as
+ * puppeteer-extra does for a new tab whose plugins may come late: here they have been called by
+ * the time the tab is handed out, and the document each site sees is one the tab loads later,
+ * with every script the plugins gave it (the blank one before it runs none of theirs that
+ * changes anything: `navigator.webdriver` is false there by the browser's own switch).
  */
 async function readyStartupTab(browser: Browser, plugins: readonly object[]): Promise<Page> {
   const target = await browser.waitForTarget((t) => t.type() === TargetType.PAGE);
@@ -275,6 +289,5 @@ async function readyStartupTab(browser: Browser, plugins: readonly object[]): Pr
     const onPageCreated: unknown = Reflect.get(plugin, 'onPageCreated');
     if (typeof onPageCreated === 'function') await onPageCreated.call(plugin, tab);
   }
-  await tab.goto('about:blank');
   return tab;
 }

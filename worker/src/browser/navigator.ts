@@ -69,6 +69,8 @@ export class Navigator {
   private guests: { browser: Browser; mux: GuestMux } | null = null;
   /** The platform the pool's pages tell instead of the machine's, or null. */
   private disguise: PlatformDisguise | null = null;
+  /** The platform's user-agent switch as read once (see agentSwitch). */
+  private agentSwitchRead: Promise<string | null> | null = null;
 
   constructor(private readonly opts: NavigatorOptions) {}
 
@@ -208,35 +210,59 @@ export class Navigator {
     return next;
   }
 
+  /**
+   * The user-agent switch of the persona's platform (null: none), read from the browser's
+   * version once per worker: the binary a worker runs does not change under it, and each read
+   * starts the browser's launcher script (half a second of a wake on a busy machine).
+   */
+  private agentSwitch(): Promise<string | null> {
+    const platform = this.opts.platform;
+    if (!platform) return Promise.resolve(null);
+    const read = (this.agentSwitchRead ??= agentSwitchFor(this.opts.executablePath, platform));
+    // A failed read is tried again at the next start.
+    read.catch(() => {
+      if (this.agentSwitchRead === read) this.agentSwitchRead = null;
+    });
+    return read;
+  }
+
   private async launch(): Promise<void> {
     const started = Date.now();
     // A persona telling another system than the machine's has it in the browser's own
     // user agent from the start, in every page and worker (identity/platform-browser.ts).
-    const agentSwitch = this.opts.platform
-      ? await agentSwitchFor(this.opts.executablePath, this.opts.platform)
-      : null;
-    // The options carry extraArgs and extraEnv on to the launch.
+    const agentSwitch = await this.agentSwitch();
+    const window = this.opts.window;
+    const brand = this.opts.brand ?? 'real';
+    const disguised = Boolean(this.opts.platform) || brand !== 'real';
+    const made: { off: object | null; disguise: PlatformDisguise | null } = {
+      off: null,
+      disguise: null,
+    };
+    // The options carry extraArgs and extraEnv on to the launch. The window's placement and the
+    // platform's disguise are made while the startup tab gets ready, before any page is handed
+    // out: the first one reads the window where it lies then. A browser that cannot tell the
+    // persona's system is not handed out telling another: the launch fails and closes it.
     const browser = await launchBrowser({
       ...this.opts,
       extraArgs: [...(this.opts.extraArgs ?? []), ...(agentSwitch ? [agentSwitch] : [])],
+      alongside: async (b) => {
+        await Promise.all([
+          window &&
+            settleWindow(b, window).then(
+              (bounds) => void (made.off = bounds),
+              (err: unknown) =>
+                void (made.off = { error: err instanceof Error ? err.message : String(err) }),
+            ),
+          disguised &&
+            disguisePlatform(b, this.opts.platform ?? null, brand, agentSwitch).then(
+              (d) => void (made.disguise = d),
+            ),
+        ]);
+      },
     });
-    if (this.opts.window) {
-      // Before any page is handed out: the first one reads the window where it lies then.
-      const off = await settleWindow(browser, this.opts.window).catch((err: unknown) => ({
-        error: err instanceof Error ? err.message : String(err),
-      }));
-      if (off) this.opts.logger.warn('the window is not on the work area', { window: off });
-    }
-    let disguise: PlatformDisguise | null = null;
-    const brand = this.opts.brand ?? 'real';
-    if (this.opts.platform || brand !== 'real') {
-      try {
-        disguise = await disguisePlatform(browser, this.opts.platform ?? null, brand, agentSwitch);
-      } catch (err) {
-        // A browser that cannot tell the persona's system is not handed out telling another.
-        await browser.close().catch(() => undefined);
-        throw err;
-      }
+    const { off, disguise } = made;
+    if (off) this.opts.logger.warn('the window is not on the work area', { window: off });
+    if (disguised) {
       this.opts.logger.info('platform override', {
         platform: this.opts.platform ?? null,
         brand,

@@ -1,4 +1,4 @@
-import type { Browser } from 'puppeteer-core';
+import type { Browser, CDPSession } from 'puppeteer-core';
 import type { WorkArea } from '@persona-browser/xvfb';
 import { browserConnection } from './cdp/child-sessions';
 
@@ -15,6 +15,12 @@ const onArea = (b: Bounds, area: WorkArea): boolean =>
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * How often the window is read while it is not on the work area yet: one read is one command
+ * to the browser process, and the start waits for no more than this after the window is there.
+ */
+const POLL_MS = 20;
+
+/**
  * Xvfb runs no window manager: Chromium places and maximises its window itself, a moment after
  * it starts, and a page opened before that reads the window where it first appeared (seen: a
  * macOS desktop's window at the top of the screen, over its menu bar). So the start waits until
@@ -28,21 +34,18 @@ export async function settleWindow(
   patienceMs = 2_000,
 ): Promise<Bounds | null> {
   const { root } = await browserConnection(browser);
-  const { targetInfos } = await root.send('Target.getTargets');
-  const page = targetInfos.find((t) => t.type === 'page');
-  if (!page) return null;
-  const windowOf = () => root.send('Browser.getWindowForTarget', { targetId: page.targetId });
+  const windowId = await windowOfTabs(root);
+  if (windowId === null) return null;
   const waitOnArea = async (ms: number): Promise<Bounds> => {
     const until = Date.now() + ms;
     for (;;) {
-      const { bounds } = await windowOf();
+      const { bounds } = await root.send('Browser.getWindowBounds', { windowId });
       if (onArea(bounds, area) || Date.now() >= until) return bounds;
-      await pause(100);
+      await pause(POLL_MS);
     }
   };
   const first = await waitOnArea(patienceMs);
   if (onArea(first, area)) return null;
-  const { windowId } = await windowOf();
   // Bounds are only taken by a window in the normal state; one sized to the work area at its
   // corner is what a page sees of a maximised one.
   await root.send('Browser.setWindowBounds', { windowId, bounds: { windowState: 'normal' } });
@@ -52,4 +55,23 @@ export async function settleWindow(
   });
   const last = await waitOnArea(patienceMs);
   return onArea(last, area) ? null : last;
+}
+
+/**
+ * The window of the browser's tabs (it has one: the start opens no other), found through the
+ * first tab that is still there when asked: set-up running beside this one may open and close a
+ * tab of its own meanwhile. Null when there is no tab.
+ */
+async function windowOfTabs(root: CDPSession): Promise<number | null> {
+  const { targetInfos } = await root.send('Target.getTargets');
+  const pages = targetInfos.filter((t) => t.type === 'page');
+  for (const [i, page] of pages.entries()) {
+    try {
+      return (await root.send('Browser.getWindowForTarget', { targetId: page.targetId })).windowId;
+    } catch (err) {
+      // Gone since it was listed: the next one; the last one's failure is the answer.
+      if (i === pages.length - 1) throw err;
+    }
+  }
+  return null;
 }
