@@ -7,9 +7,10 @@ import path from 'node:path';
 import type Docker from 'dockerode';
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage, isRecord } from '@persona-browser/service-kit';
-import { FLEET_LABEL, serviceSeccompSupported } from './swarm-plan';
+import type { ImageRef, ServiceLoad } from './swarm-plan';
+import { FLEET_LABEL, imageReference, serviceSeccompSupported } from './swarm-plan';
 import type { ServiceInfo, TaskInfo } from './swarm-state';
-import { readService, readTask } from './swarm-state';
+import { readService, readServiceLoad, readTask } from './swarm-state';
 import { DriverError } from './types';
 
 /** The engine's own words for a refusal (its JSON `message`), else the error's. */
@@ -155,4 +156,42 @@ export async function scaleToNone(docker: Docker, id: string): Promise<boolean> 
     await service.update({ version, ...spec, Mode: { Replicated: { Replicas: 0 } } });
   }
   return true;
+}
+
+/**
+ * How services name the image (see imageReference): the manager's engine says whether it holds
+ * the image and under which id and registry digests. Not there: its name, which nodes pull.
+ */
+export async function resolveImage(docker: Docker, name: string): Promise<ImageRef> {
+  let raw: unknown = null;
+  try {
+    raw = await docker.getImage(name).inspect();
+  } catch (err) {
+    if (statusOf(err) !== 404) {
+      throw new DriverError(`cannot read image ${name} on the manager: ${messageOf(err)}`);
+    }
+  }
+  if (!isRecord(raw) || typeof raw.Id !== 'string') return imageReference(name, null);
+  const digests = Array.isArray(raw.RepoDigests)
+    ? raw.RepoDigests.filter((d): d is string => typeof d === 'string')
+    : [];
+  return imageReference(name, { Id: raw.Id, RepoDigests: digests });
+}
+
+/** The persona services of this fleet, as placement counts them, and their tasks. */
+export async function fleetLoad(
+  docker: Docker,
+  fleetId: string,
+): Promise<{ services: ServiceLoad[]; tasks: TaskInfo[] }> {
+  const raw = await docker.listServices({ filters: { label: [`${FLEET_LABEL}=${fleetId}`] } });
+  const services = raw
+    .map((s) => readServiceLoad(s, fleetId))
+    .filter((s): s is ServiceLoad => s !== null);
+  return {
+    services,
+    tasks: await tasksOf(
+      docker,
+      services.map((s) => s.id),
+    ),
+  };
 }

@@ -11,6 +11,13 @@ export { FLEET_LABEL, PERSONA_LABEL, WORKER_PORT } from './worker-container';
 const SECCOMP_API = [1, 44] as const;
 /** What a running persona without MEMORY_LIMIT_MB is counted as when placing a new one. */
 export const UNLIMITED_PERSONA_MB = 1024;
+/**
+ * How long a persona whose last task failed still counts on its node when placing another: the
+ * waker tries it again there (its back-off waits at most a minute, a start up to two).
+ */
+export const CRASH_WINDOW_MS = 5 * 60_000;
+/** On the services the waker makes: the image's name as configured, when the spec holds its id. */
+export const IMAGE_LABEL = 'persona-browser.image';
 
 export const serviceName = (fleetId: string, persona: string): string => `pb-${fleetId}-${persona}`;
 
@@ -50,6 +57,8 @@ export interface PersonaServiceInput {
    */
   seccomp: string | null;
   replicas: 0 | 1;
+  /** The image's name (PERSONA_IMAGE) when `image` is a reference the nodes resolve (an id). */
+  imageName?: string;
 }
 
 /**
@@ -68,6 +77,7 @@ export function serviceProblem(env: Readonly<Record<string, string>>): string | 
 /** One persona as one replicated service: pinned to its node, reached by name (dnsrr). */
 export function personaService(input: PersonaServiceInput): Docker.ServiceSpec {
   const labels = { [PERSONA_LABEL]: input.persona, [FLEET_LABEL]: input.fleetId };
+  const named: Record<string, string> = input.imageName ? { [IMAGE_LABEL]: input.imageName } : {};
   const container: PersonaContainerSpec = {
     Image: input.image,
     Labels: labels,
@@ -92,7 +102,7 @@ export function personaService(input: PersonaServiceInput): Docker.ServiceSpec {
   };
   return {
     Name: serviceName(input.fleetId, input.persona),
-    Labels: labels,
+    Labels: { ...labels, ...named },
     TaskTemplate: {
       ContainerSpec: container,
       Resources: {
@@ -116,11 +126,16 @@ export function personaService(input: PersonaServiceInput): Docker.ServiceSpec {
  * while a container there uses it, and building it again costs each wake about half a second
  * (measured by waker/bench/swarm.ts). Global mode follows nodes as they join.
  */
-export function overlayAnchor(fleetId: string, image: string, network: string): Docker.ServiceSpec {
+export function overlayAnchor(
+  fleetId: string,
+  image: string,
+  network: string,
+  imageName?: string,
+): Docker.ServiceSpec {
   const labels = { [FLEET_LABEL]: fleetId };
   return {
     Name: `pb-${fleetId}-anchor`,
-    Labels: labels,
+    Labels: imageName ? { ...labels, [IMAGE_LABEL]: imageName } : labels,
     TaskTemplate: {
       ContainerSpec: {
         Image: image,
@@ -145,16 +160,19 @@ export interface NodeRoom {
   memoryMb: number;
 }
 
-/** A persona running (or starting) somewhere, and the memory it is counted for. */
+/** A persona running, starting or crash-looping somewhere, and the memory it is counted for. */
 export interface PlacedPersona {
   node: string;
   memoryMb: number;
+  persona?: string;
+  phase?: 'running' | 'starting' | 'crash-looping';
 }
 
 /**
- * The node with the most memory left for personas: its memory less what the personas running
- * on it are counted for (their limit, else UNLIMITED_PERSONA_MB). Ready and active nodes only;
- * ties go to the first by name, so a choice can be foreseen. Null when no node can take one.
+ * The node with the most memory left for personas: its memory less what the personas placed
+ * on it are counted for (their limit, else UNLIMITED_PERSONA_MB), running, starting or
+ * crash-looping alike (see placedPersonas). Ready and active nodes only; ties go to the first
+ * by name, so a choice can be foreseen. Null when no node can take one.
  */
 export function chooseNode(nodes: NodeRoom[], placed: PlacedPersona[]): string | null {
   let best: { hostname: string; free: number } | null = null;
@@ -186,4 +204,178 @@ export function taskPhase(state: string): TaskPhase {
   if (state === 'running') return 'running';
   if (STARTING.has(state)) return 'starting';
   return ENDED.has(state) ? 'ended' : 'starting';
+}
+
+/** A persona service as placement reads it from the engine. */
+export interface ServiceLoad {
+  id: string;
+  persona: string;
+  /** From its placement constraint; null when it has none. */
+  node: string | null;
+  replicas: number;
+  /** Its memory limit, else UNLIMITED_PERSONA_MB. */
+  memoryMb: number;
+}
+
+/** The few fields of a task placement reads (swarm-state's TaskInfo has them). */
+export interface TaskSeen {
+  serviceId: string;
+  state: string;
+  /** ISO time of the task's last change. */
+  updated: string;
+}
+
+const FAILED = new Set(['failed', 'rejected']);
+
+/** Whether (and as what) a persona service counts on its node; null when it does not. */
+function loadPhase(
+  service: ServiceLoad,
+  task: TaskSeen | undefined,
+  now: number,
+): PlacedPersona['phase'] | null {
+  if (!task) return service.replicas > 0 ? 'starting' : null;
+  const phase = taskPhase(task.state);
+  if (phase !== 'ended') return phase;
+  const recent = now - Date.parse(task.updated) < CRASH_WINDOW_MS;
+  return FAILED.has(task.state) && recent ? 'crash-looping' : null;
+}
+
+/**
+ * What each node holds when a new persona is placed, from the fleet's services and their tasks:
+ * a persona counts on its node while its latest task runs or starts (or its service wants a
+ * replica the scheduler has not made yet), and for CRASH_WINDOW_MS after that task failed or
+ * was rejected, since the waker's back-off starts it there again: a node whose personas crash
+ * (an image missing there) would otherwise look empty and draw every new persona. A service
+ * asleep (no replica, its last task shut down) counts for nothing. `starting` are the starts
+ * under way in this waker, some with no service yet: each replaces its persona's service.
+ */
+export function placedPersonas(
+  services: ServiceLoad[],
+  tasks: TaskSeen[],
+  now: number,
+  starting: PlacedPersona[] = [],
+): PlacedPersona[] {
+  const latest = new Map<string, TaskSeen>();
+  for (const t of tasks) {
+    const seen = latest.get(t.serviceId);
+    if (!seen || t.updated > seen.updated) latest.set(t.serviceId, t);
+  }
+  const mine = new Set(starting.map((p) => p.persona));
+  const placed: PlacedPersona[] = [];
+  for (const s of services) {
+    if (!s.node || mine.has(s.persona)) continue;
+    const phase = loadPhase(s, latest.get(s.id), now);
+    if (phase) placed.push({ node: s.node, memoryMb: s.memoryMb, persona: s.persona, phase });
+  }
+  return [...placed, ...starting.map((p) => ({ ...p, phase: p.phase ?? 'starting' }))];
+}
+
+// --- the image every node runs -------------------------------------------------------------
+
+/** The local image as the manager's engine describes it (`docker image inspect`). */
+export interface LocalImage {
+  Id: string;
+  RepoDigests?: string[];
+}
+
+/** How services name the image, and why. */
+export interface ImageRef {
+  /** PERSONA_IMAGE as configured: what a node must hold, and what README's copy command names. */
+  name: string;
+  /** What ContainerSpec.Image holds. */
+  ref: string;
+  /**
+   * `id`: the local image's id; a node never asks a registry for it (Swarm skips the pull of
+   * an image given by id), so it must hold the image. `digest`: `<name>@<digest>` of the
+   * registry it was pushed to; a node that has it starts it without asking the registry, one
+   * that has not pulls exactly that. `name`: as configured (not on the manager: nodes pull it).
+   */
+  how: 'id' | 'digest' | 'name';
+}
+
+/** `host:port/…`, `host.domain/…` or `localhost/…`: a name a node pulls from that registry. */
+export function namesRegistry(name: string): boolean {
+  const first = name.split('/')[0] ?? '';
+  return (
+    name.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost')
+  );
+}
+
+/** A name without its tag or digest, Docker Hub's prefixes left out: `redis`, `reg:5000/pb`. */
+function repositoryOf(name: string): string {
+  const bare = name.split('@')[0] ?? '';
+  const repo = bare.replace(/:[^/:]+$/, '');
+  return repo.replace(/^(docker\.io|index\.docker\.io)\//, '').replace(/^library\//, '');
+}
+
+/**
+ * What the services run: a registry's digest when the manager's image came from (or went to)
+ * a registry of that name, else the image's id when the image is only local (built here, copied
+ * to the nodes by `docker save | docker load`, which keeps the id): a tag alone makes every
+ * task start try a pull first, and a node without a registry (or without DNS) waits out its
+ * time-out, about 20 s a wake. Not on the manager: the name as it is.
+ */
+export function imageReference(name: string, local: LocalImage | null): ImageRef {
+  if (!local?.Id) return { name, ref: name, how: 'name' };
+  const repo = repositoryOf(name);
+  const pinned = (local.RepoDigests ?? []).find((d) => repositoryOf(d) === repo);
+  const digest = pinned?.split('@')[1];
+  if (digest) return { name, ref: `${name.split('@')[0] ?? name}@${digest}`, how: 'digest' };
+  if (namesRegistry(name)) return { name, ref: name, how: 'name' };
+  return { name, ref: local.Id, how: 'id' };
+}
+
+/** README's command that puts the image on a node without a registry. */
+export const copyCommand = (image: string, node: string): string =>
+  `docker save ${image} | ssh ${node} docker load`;
+
+const NO_SUCH_IMAGE = /no such image|image .* not found|pull access denied|manifest unknown/i;
+
+/** The error of a task (or of a one-shot step) that could not run because its image is missing. */
+export function imageMissing(error: string, node: string, image: ImageRef): string | null {
+  if (!NO_SUCH_IMAGE.test(error)) return null;
+  const how = namesRegistry(image.name)
+    ? `check that node ${node} can pull it from its registry, or copy it: `
+    : 'copy it there (no registry needed): ';
+  return (
+    `image ${image.name} is missing on node ${node} (${error.trim()}): ${how}` +
+    `${copyCommand(image.name, node)} (README, "A fleet across servers")`
+  );
+}
+
+/** Why a start failed, from its task that ended before it ran. */
+export function startFailure(
+  task: { state: string; error: string },
+  node: string,
+  image: ImageRef,
+): string {
+  const reason = task.error || 'no reason';
+  return imageMissing(reason, node, image) ?? `task ${task.state} on node ${node}: ${reason}`;
+}
+
+/** States in which the node may still be pulling the image (the pull is part of preparing). */
+const PULLING = new Set(['assigned', 'accepted', 'preparing']);
+
+/**
+ * Why no task ran within the start's time: a task left preparing names the pull it is most
+ * likely stuck in (a node that cannot reach the registry waits out its DNS time-out, a large
+ * image takes a while the first time), with the ways out.
+ */
+export function startTimeout(
+  task: { state: string; error: string } | null,
+  node: string,
+  seconds: number,
+  image: ImageRef,
+): string {
+  const head = `no task running on node ${node} after ${seconds} s`;
+  if (!task) return head;
+  const detail = ` (task ${task.state}: ${task.error || 'no reason'})`;
+  const pulling = /pull/i.test(task.error) || (PULLING.has(task.state) && image.how !== 'id');
+  if (!pulling) return head + detail;
+  return (
+    `${head}${detail}: node ${node} is most likely still pulling image ${image.ref} ` +
+    `(a node that cannot reach the registry waits out the pull's time-out at every start): ` +
+    `copy the image there (${copyCommand(image.name, node)}) or give the fleet a registry ` +
+    '(PERSONA_REGISTRY); README, "A fleet across servers", says how to avoid pulls'
+  );
 }

@@ -3,8 +3,8 @@
  * engine's loosely typed JSON into the few fields the driver uses.
  */
 import { isRecord } from '@persona-browser/service-kit';
-import type { NodeRoom } from './swarm-plan';
-import { FLEET_LABEL, PERSONA_LABEL, taskPhase } from './swarm-plan';
+import type { NodeRoom, ServiceLoad } from './swarm-plan';
+import { FLEET_LABEL, PERSONA_LABEL, UNLIMITED_PERSONA_MB, taskPhase } from './swarm-plan';
 import type { ExitInfo, NodeStatus } from './types';
 
 export interface SwarmNodeInfo extends NodeRoom {
@@ -90,6 +90,21 @@ export function readService(raw: unknown, fleetId: string): ServiceInfo | null {
     replicas: num(rec(rec(spec.Mode).Replicated).Replicas),
     node: node ?? null,
     forceUpdate: num(template.ForceUpdate),
+  };
+}
+
+/** A persona service of this fleet as placement counts it (its memory limit), else null. */
+export function readServiceLoad(raw: unknown, fleetId: string): ServiceLoad | null {
+  const service = readService(raw, fleetId);
+  if (!service) return null;
+  const limits = rec(rec(rec(rec(rec(raw).Spec).TaskTemplate).Resources).Limits);
+  const bytes = num(limits.MemoryBytes);
+  return {
+    id: service.id,
+    persona: service.persona,
+    node: service.node,
+    replicas: service.replicas,
+    memoryMb: bytes > 0 ? Math.round(bytes / (1024 * 1024)) : UNLIMITED_PERSONA_MB,
   };
 }
 

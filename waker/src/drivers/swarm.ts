@@ -5,10 +5,12 @@ import { errorMessage } from '@persona-browser/service-kit';
 import { OverlayGateway, TunnelAgent } from './overlay-tunnel';
 import {
   ensureOverlay,
+  fleetLoad,
   inspectService,
   managerAddress,
   messageOf,
   putService,
+  resolveImage,
   scaleToNone,
   serviceSeccomp,
   tasksOf,
@@ -16,16 +18,21 @@ import {
 import { FolderMover } from './swarm-move';
 import { StrayCopies } from './swarm-strays';
 import { STOP_TIMEOUT_S, WORKER_PORT, containerEnv } from './worker-container';
-import type { PlacedPersona } from './swarm-plan';
+import type { ImageRef, PlacedPersona } from './swarm-plan';
 import {
   FLEET_LABEL,
   UNLIMITED_PERSONA_MB,
   chooseNode,
+  copyCommand,
+  imageMissing,
   nodeDataDir,
   overlayAnchor,
   personaService,
+  placedPersonas,
   serviceName,
   serviceProblem,
+  startFailure,
+  startTimeout,
   taskPhase,
 } from './swarm-plan';
 import type { ServiceInfo, SwarmNodeInfo, TaskInfo } from './swarm-state';
@@ -55,9 +62,14 @@ export interface SwarmDriverOptions {
   docker?: Docker;
   /** How often nodes and tasks are read (exits, nodes going down and coming back). */
   pollMs?: number;
-  /** How long a task may take to run (an image pulled on a new node takes a while). */
+  /**
+   * How long a task may take to run (an image pulled on a new node takes a while). Below the
+   * persona's own deadline for a start (2 min), so that the driver's reason reaches the wake.
+   */
   startTimeoutMs?: number;
 }
+
+const START_TIMEOUT_MS = 110_000;
 
 interface LiveEntry {
   handle: InstanceHandle;
@@ -88,6 +100,8 @@ export class SwarmDriver implements RuntimeDriver {
   private closed = false;
   private readonly mover: FolderMover;
   private readonly strays: StrayCopies;
+  /** Starts under way, by persona: counted on their node when another persona is placed. */
+  private readonly starting = new Map<string, PlacedPersona>();
 
   private constructor(
     private readonly opts: SwarmDriverOptions,
@@ -96,10 +110,12 @@ export class SwarmDriver implements RuntimeDriver {
     private readonly seccomp: string | null,
     private readonly gateway: OverlayGateway,
     private readonly wakerUrl: string,
+    /** What services run: the image by id or registry digest, so that no node pulls in vain. */
+    private readonly image: ImageRef,
   ) {
     this.mover = new FolderMover({
       docker,
-      image: opts.image,
+      image: image.ref,
       network: opts.network,
       dataDir: opts.dataDir,
       fleetId: opts.fleetId,
@@ -124,13 +140,21 @@ export class SwarmDriver implements RuntimeDriver {
       labels: { [FLEET_LABEL]: opts.fleetId },
     });
     await gateway.start();
-    await putService(docker, overlayAnchor(opts.fleetId, opts.image, opts.network));
+    const image = await resolveImage(docker, opts.image);
+    opts.logger.info(
+      image.how === 'name'
+        ? `persona image ${image.name} is not on the manager: each node pulls it`
+        : `persona image ${image.name}: services run it as ${image.ref}; a node without a ` +
+            `registry needs it copied: ${copyCommand(image.name, '<node>')}`,
+    );
+    await putService(docker, overlayAnchor(opts.fleetId, image.ref, opts.network, image.name));
     const driver = new SwarmDriver(
       opts,
       docker,
       seccomp,
       gateway,
       `http://${manager}:${opts.wakerPort}`,
+      image,
     );
     await driver.refreshNodes();
     // A move this fleet's last waker was running when it ended: its one-shot tasks go (the
@@ -171,15 +195,40 @@ export class SwarmDriver implements RuntimeDriver {
     this.nodeListeners.push(listener);
   }
 
-  /** Where a new persona goes: the node with the most memory left for personas. */
-  private place(): string {
-    const placed: PlacedPersona[] = [...this.live.values()].map((e) => ({
-      node: e.handle.node ?? '',
-      memoryMb: e.memoryMb,
-    }));
-    const node = chooseNode([...this.known.values()], placed);
+  /**
+   * Where a new persona goes: the node with the most memory left for personas, counting those
+   * running, starting and crash-looping there (placedPersonas), never the persona itself.
+   */
+  private async place(persona: string, memoryMb: number): Promise<PlacedPersona> {
+    let placed: PlacedPersona[];
+    try {
+      const { services, tasks } = await fleetLoad(this.docker, this.opts.fleetId);
+      // Read after the engine answered: a start placed meanwhile counts (no await from here on).
+      placed = placedPersonas(services, tasks, Date.now(), [...this.starting.values()]);
+    } catch (err) {
+      // The engine's list unread: this waker's own workers and starts are what it knows.
+      this.opts.logger.warn("placement reads only this waker's workers", {
+        error: messageOf(err),
+      });
+      placed = [
+        ...[...this.live.values()].map((e) => ({
+          node: e.handle.node ?? '',
+          memoryMb: e.memoryMb,
+        })),
+        ...this.starting.values(),
+      ];
+    }
+    const others = placed.filter((p) => p.persona !== persona);
+    const node = chooseNode([...this.known.values()], others);
     if (!node) throw new DriverError('no node of the swarm is ready to take a persona');
-    return node;
+    return this.claim(persona, node, memoryMb);
+  }
+
+  /** A start under way on `node`: counted there by placement until it ends. */
+  private claim(persona: string, node: string, memoryMb: number): PlacedPersona {
+    const claim: PlacedPersona = { node, memoryMb, persona, phase: 'starting' };
+    this.starting.set(persona, claim);
+    return claim;
   }
 
   // --- start and stop ------------------------------------------------------------------------
@@ -187,9 +236,25 @@ export class SwarmDriver implements RuntimeDriver {
   async start(spec: InstanceSpec): Promise<InstanceHandle> {
     const refused = serviceProblem(this.workerEnv(spec));
     if (refused) throw new DriverError(refused);
-    const node = spec.node ?? this.place();
-    const problem = this.nodeProblem(node);
-    if (problem) throw new DriverError(problem);
+    const memoryMb = spec.memoryLimitMb ?? UNLIMITED_PERSONA_MB;
+    const claim = spec.node
+      ? this.claim(spec.name, spec.node, memoryMb)
+      : await this.place(spec.name, memoryMb);
+    const node = claim.node;
+    try {
+      const problem = this.nodeProblem(node);
+      if (problem) throw new DriverError(problem);
+      return await this.startOn(spec, node, memoryMb);
+    } finally {
+      if (this.starting.get(spec.name) === claim) this.starting.delete(spec.name);
+    }
+  }
+
+  private async startOn(
+    spec: InstanceSpec,
+    node: string,
+    memoryMb: number,
+  ): Promise<InstanceHandle> {
     // Its folder there is the one it runs on (NODE set there by hand): never a stray to remove.
     this.strays.forget(spec.name, node);
     const name = serviceName(this.opts.fleetId, spec.name);
@@ -198,7 +263,8 @@ export class SwarmDriver implements RuntimeDriver {
     const body = personaService({
       fleetId: this.opts.fleetId,
       persona: spec.name,
-      image: this.opts.image,
+      image: this.image.ref,
+      imageName: this.image.name,
       env: this.workerEnv(spec),
       node,
       folder: path.posix.join(nodeDataDir(this.opts.dataDir, node), spec.name),
@@ -232,7 +298,7 @@ export class SwarmDriver implements RuntimeDriver {
     };
     const entry: LiveEntry = {
       handle,
-      memoryMb: spec.memoryLimitMb ?? UNLIMITED_PERSONA_MB,
+      memoryMb,
       starting: true,
       stopping: false,
     };
@@ -262,11 +328,13 @@ export class SwarmDriver implements RuntimeDriver {
       await this.mover.make(persona, node);
     } catch (err) {
       const dataDir = nodeDataDir(this.opts.dataDir, node);
+      const message = errorMessage(err);
       throw new DriverError(
-        /bind source path does not exist/.test(errorMessage(err))
+        /bind source path does not exist/.test(message)
           ? `the data folder ${dataDir} does not exist on node ${node}: create it there ` +
               '(SWARM_DATA_DIR)'
-          : `cannot make the folder of ${persona} on node ${node}: ${errorMessage(err)}`,
+          : (imageMissing(message, node, this.image) ??
+              `cannot make the folder of ${persona} on node ${node}: ${message}`),
       );
     }
   }
@@ -277,7 +345,8 @@ export class SwarmDriver implements RuntimeDriver {
 
   /** Until the service's newest task runs; a failed task or a node going down ends the wait. */
   private async waitRunning(serviceId: string, node: string): Promise<void> {
-    const until = Date.now() + (this.opts.startTimeoutMs ?? 120_000);
+    const timeoutMs = this.opts.startTimeoutMs ?? START_TIMEOUT_MS;
+    const until = Date.now() + timeoutMs;
     let last: TaskInfo | null = null;
     while (Date.now() < until) {
       if (this.closed) throw new DriverError('the waker is shutting down');
@@ -285,16 +354,13 @@ export class SwarmDriver implements RuntimeDriver {
       last = latestTask(tasks, serviceId);
       if (last && taskPhase(last.state) === 'running') return;
       if (last && taskPhase(last.state) === 'ended') {
-        throw new DriverError(`task ${last.state} on node ${node}: ${last.error || 'no reason'}`);
+        throw new DriverError(startFailure(last, node, this.image));
       }
       const problem = this.nodeProblem(node);
       if (problem) throw new DriverError(problem);
       await sleep(200);
     }
-    throw new DriverError(
-      `no task running on node ${node} after ${Math.round((this.opts.startTimeoutMs ?? 120_000) / 1000)} s` +
-        (last ? ` (task ${last.state}: ${last.error || 'no reason'})` : ''),
-    );
+    throw new DriverError(startTimeout(last, node, Math.round(timeoutMs / 1000), this.image));
   }
 
   private inspectService(name: string): Promise<ServiceInfo | null> {
