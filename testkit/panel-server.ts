@@ -97,6 +97,7 @@ export function persona(name: string, port: number, over: Partial<PersonaInfo>):
     port,
     mode: 'always-on',
     state: 'running',
+    depth: null,
     since: new Date(Date.now() - 300_000).toISOString(),
     commit: null,
     idle_seconds: 12,

@@ -11,6 +11,10 @@ export const SYSTEM_PATHS = {
   requests: '/api/v1/system/requests',
   /** The token ids the waker revoked, pushed to each worker (`{ids}`: the whole list). */
   revokedTokens: '/api/v1/system/revoked-tokens',
+  /** Starts the browser (the waker's wake from light sleep). */
+  browserStart: '/api/v1/system/start',
+  /** Closes the browser, the worker staying up (the waker's light sleep). */
+  browserStop: '/api/v1/system/stop',
 } as const;
 
 /** The waker's metrics, which a worker's `metrics` route relays. */

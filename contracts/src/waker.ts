@@ -8,6 +8,14 @@ export type PersonaMode = (typeof PERSONA_MODES)[number];
 export const PERSONA_STATES = ['running', 'sleeping', 'waking', 'stopping', 'crashed'] as const;
 export type PersonaState = (typeof PERSONA_STATES)[number];
 
+/**
+ * How deep a persona sleeps: `paused` (its worker frozen, its memory held; a wake takes
+ * milliseconds), `light` (its worker kept with its browser closed; a wake starts the browser),
+ * `deep` (nothing kept; a wake starts a worker).
+ */
+export const SLEEP_DEPTHS = ['paused', 'light', 'deep'] as const;
+export type SleepDepth = (typeof SLEEP_DEPTHS)[number];
+
 /** One row of the waker's `GET /api/personas`. */
 export interface PersonaInfo {
   name: string;
@@ -15,6 +23,8 @@ export interface PersonaInfo {
   port: number;
   mode: PersonaMode;
   state: PersonaState;
+  /** How deep it sleeps while `sleeping`; null otherwise. */
+  depth: SleepDepth | null;
   /** ISO 8601: when the persona entered `state`. */
   since: string;
   /** The commit the running worker reported in its ping; null while down or unknown. */
@@ -77,6 +87,10 @@ export const personaInfoSchema = Joi.object<PersonaInfo, true>({
     .required(),
   state: Joi.string()
     .valid(...PERSONA_STATES)
+    .required(),
+  depth: Joi.string()
+    .valid(...SLEEP_DEPTHS)
+    .allow(null)
     .required(),
   since: Joi.string().isoDate().required(),
   commit: commitSchema.allow(null).required(),

@@ -88,6 +88,31 @@ async function wakes(
   return { ms, traces };
 }
 
+/**
+ * N wakes of `name` from light sleep (its task kept, its browser closed): put there through the
+ * API, then one timed create-page with the key (a call that needs the browser).
+ */
+async function lightWakes(w: RunningWaker, name: string, port: number): Promise<number[]> {
+  const ms: number[] = [];
+  const ops = `http://127.0.0.1:${port}/api/v1/ops`;
+  for (let i = 0; i < WAKES; i += 1) {
+    const slept = await call<{ depth?: string }>(`${w.url}/api/personas/${name}/sleep`, {
+      method: 'POST',
+      body: { depth: 'light' },
+    });
+    if (slept.body?.depth !== 'light') {
+      throw new Error(`light sleep of ${name}: ${JSON.stringify(slept.body)}`);
+    }
+    const id = `light${i}`;
+    const r = await call(`${ops}/create-page`, { method: 'POST', body: { page_id: id } });
+    if (r.status !== 200) throw new Error(`light wake of ${name} answered ${r.status}`);
+    ms.push(r.ms);
+    await call(`${ops}/${id}/destroy-page`, { method: 'POST' });
+    say(`  light wake ${name} #${i + 1}: ${r1(r.ms)} ms`);
+  }
+  return ms;
+}
+
 /** Status through both ports in alternating blocks, after a warm-up; ms per request. */
 async function frontDoor(ports: { far: number; near: number }) {
   const agents = {
@@ -190,6 +215,12 @@ async function main(): Promise<void> {
   const nearWakes = await wakes(w, 'near', ports.near, (sentAt, ms) =>
     traceWake(docker, docker, `pb-${FLEET}-near`, sentAt, ms),
   );
+  say(`wake from light sleep on ${far.hostname} to a created page:`);
+  const farLight = await lightWakes(w, 'far', ports.far);
+  report.light_wake_worker_node_create_page_ms = {
+    ...figures(farLight),
+    median: r1(median(farLight)),
+  };
   const farWake = figures(farWakes.ms);
   const nearWake = figures(nearWakes.ms);
   report.wake_worker_node_ms = { ...farWake, median: r1(median(farWakes.ms)) };

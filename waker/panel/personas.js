@@ -158,6 +158,13 @@ function setCell(cell, key, build) {
   cell.replaceChildren(...build());
 }
 
+/** What each depth of sleep means, on hover. @type {Record<string, string>} */
+const DEPTH_TITLES = {
+  paused: 'Paused: its worker is frozen with its memory; a call wakes it in milliseconds',
+  light: 'Light sleep: its worker stays, its browser is closed; a call wakes it in about a second',
+  deep: 'Deep sleep: nothing runs; a call starts its worker',
+};
+
 /** @param {Row} row @param {PersonaInfo} p */
 function updateRow(row, p) {
   const st = text(p.state);
@@ -166,9 +173,19 @@ function updateRow(row, p) {
   updateNodeCell(c.node, p);
   const since = 'for ' + (ago(p.since) || '?').replace(/ ago$/, '');
   const retry = p.retry_at ? 'next try at ' + localTime(p.retry_at) : '';
-  setCell(c.state, [st, since, p.mode, p.error, retry].join('\u0000'), () => [
+  const depth = p.depth ? text(p.depth) : '';
+  row.tr.dataset.depth = depth;
+  setCell(c.state, [st, depth, since, p.mode, p.error, retry].join('\u0000'), () => [
     el('span', { className: 'badge state-' + st.replace(/[^a-z]/g, '') }, st),
     ' ',
+    depth
+      ? el(
+          'span',
+          { className: 'muted', data: { field: 'depth' }, title: DEPTH_TITLES[depth] },
+          depth,
+        )
+      : '',
+    depth ? ' ' : '',
     el('span', { className: 'muted', title: localTime(p.since) }, since),
     ' ',
     el('span', { className: 'muted mode' }, text(p.mode)),

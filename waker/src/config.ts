@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import Joi from 'joi';
 import { ConfigError, layeredEnv, validateEnv } from '@persona-browser/service-kit';
@@ -42,10 +43,15 @@ export interface WakerConfig {
   fleetId: string;
   repoRoot: string;
   /**
-   * Seconds a sleepy persona stays paused (docker pause) after IDLE_TIMEOUT before it is
-   * stopped; 0 stops it at once. A paused persona wakes in milliseconds.
+   * Seconds a sleepy persona stays paused (docker pause) after IDLE_TIMEOUT before it goes
+   * deeper (light sleep, or stopped); 0: no pause. A paused persona wakes in milliseconds.
    */
   pauseSeconds: number;
+  /**
+   * Seconds a sleepy persona sleeps lightly (its worker kept, its browser closed) before it is
+   * stopped, after IDLE_TIMEOUT or the pause; 0 skips light sleep. It wakes in about a second.
+   */
+  lightSleepSeconds: number;
   /** Failed credentials one address may present in a minute before it meets 429 (0: no limit). */
   authFailuresPerMinute: number;
   /**
@@ -71,6 +77,10 @@ export interface WakerConfig {
   swarm: { network: string; dataDir: string };
   /** The memory budget of the personas (memory-config.ts). */
   memory: MemorySettings;
+  /** Workers that may start at once on this node (a storm of wakes starts a few at a time). */
+  wakeConcurrency: number;
+  /** How long a start may wait for its turn before its caller meets 503 with Retry-After. */
+  wakeQueueS: number;
 }
 
 export const DOCKER_SOCKET = '/var/run/docker.sock';
@@ -89,8 +99,11 @@ interface WakerEnv extends MemoryEnv {
   PERSONA_IMAGE: string;
   FLEET_ID: string;
   WAKER_PAUSE_SECONDS: number;
+  LIGHT_SLEEP_SECONDS: number;
   AUTH_FAILURES_PER_MINUTE: number;
   WAKER_START_RETRY_S: number;
+  WAKER_WAKE_CONCURRENCY: number;
+  WAKER_WAKE_QUEUE_S: number;
   SUPERVISOR_URL?: string;
   PB_SUPERVISOR_PID?: number;
   PROXY_SERVER: string;
@@ -121,8 +134,20 @@ const schema = Joi.object<WakerEnv, true>({
     .default('default')
     .messages({ 'string.pattern.base': '"FLEET_ID" may hold letters, digits, _ . - only' }),
   WAKER_PAUSE_SECONDS: Joi.number().min(0).default(0),
+  LIGHT_SLEEP_SECONDS: Joi.number()
+    .min(0)
+    .max(30 * 86_400)
+    .default(0),
   AUTH_FAILURES_PER_MINUTE: Joi.number().integer().min(0).max(100000).default(20),
   WAKER_START_RETRY_S: Joi.number().min(0).max(3600).default(60),
+  WAKER_WAKE_CONCURRENCY: Joi.number()
+    .integer()
+    .min(1)
+    .max(1000)
+    .allow('')
+    .empty('')
+    .default(() => os.availableParallelism()),
+  WAKER_WAKE_QUEUE_S: Joi.number().min(0).max(3600).allow('').empty('').default(60),
   SUPERVISOR_URL: Joi.string()
     .allow('')
     .empty('')
@@ -208,6 +233,7 @@ export function loadWakerConfig(
     fleetId: v.FLEET_ID,
     repoRoot,
     pauseSeconds: v.WAKER_PAUSE_SECONDS,
+    lightSleepSeconds: v.LIGHT_SLEEP_SECONDS,
     authFailuresPerMinute: v.AUTH_FAILURES_PER_MINUTE,
     startRetryS: v.WAKER_START_RETRY_S,
     workerEnv: v.SERVICE_KEY ? { ...workerEnv, SERVICE_KEY: v.SERVICE_KEY } : workerEnv,
@@ -223,5 +249,7 @@ export function loadWakerConfig(
     },
     swarm: { network: v.SWARM_NETWORK, dataDir: v.SWARM_DATA_DIR },
     memory: memorySettings(v),
+    wakeConcurrency: v.WAKER_WAKE_CONCURRENCY,
+    wakeQueueS: v.WAKER_WAKE_QUEUE_S,
   };
 }

@@ -2,6 +2,7 @@ import type { CommitInfo, PersonaInfo } from '@persona-browser/contracts';
 import { SYSTEM_PATHS, getJson } from '@persona-browser/contracts';
 import type { IdentitySettings } from './config';
 import type { Address, InstanceHandle, RuntimeDriver } from './drivers/types';
+import os from 'node:os';
 import path from 'node:path';
 import { AuthGuard, isRecord } from '@persona-browser/service-kit';
 import { AsleepAnswers } from './door/asleep';
@@ -14,6 +15,7 @@ import { keepRequests } from './metrics';
 import type { Logger } from '@persona-browser/service-kit';
 import { errnoCode, errorMessage } from '@persona-browser/service-kit';
 import { Persona } from './persona/persona';
+import { StartGate } from './persona/start-gate';
 import type { PersonaSpec } from './persona/folders';
 import { discoverPersonas } from './persona/folders';
 
@@ -30,6 +32,8 @@ export interface FleetOptions {
   updateTrigger?: string | null;
   /** Sleepy personas pause this long after IDLE_TIMEOUT before they stop (0: stop at once). */
   pauseSeconds?: number;
+  /** Then they sleep lightly (the worker kept, its browser closed) this long (0: not at all). */
+  lightSleepSeconds?: number;
   readyTimeoutMs?: number;
   /** Period of the idle and health look (ms); health is checked every `healthEvery` ticks. */
   tickMs?: number;
@@ -55,6 +59,10 @@ export interface FleetOptions {
   repoRoot?: string;
   /** Runs once a persona's worker answers, before requests reach it (the revoked tokens). */
   workerUp?: (persona: string, handle: InstanceHandle) => Promise<void>;
+  /** Workers that may start at once (WAKER_WAKE_CONCURRENCY); default: the host's cores. */
+  wakeConcurrency?: number;
+  /** How long a start may wait for its turn before its caller meets 503 (WAKER_WAKE_QUEUE_S). */
+  wakeQueueS?: number;
 }
 
 /** The waker's own environment, as a child process inherits it. */
@@ -80,8 +88,21 @@ export class Fleet {
   private timer: NodeJS.Timeout | null = null;
   private ticks = 0;
   private readonly ticking = new Set<string>();
+  /** Every start of this fleet's workers takes a turn here (a storm of wakes, bounded). */
+  readonly startGate: StartGate;
 
-  constructor(private readonly opts: FleetOptions) {}
+  constructor(private readonly opts: FleetOptions) {
+    this.startGate = new StartGate({
+      concurrency: opts.wakeConcurrency ?? os.availableParallelism(),
+      queueMs: (opts.wakeQueueS ?? 60) * 1000,
+      onWait: (persona, ahead) =>
+        opts.logger.info('start waits its turn', {
+          persona,
+          ahead,
+          starting: this.startGate.running,
+        }),
+    });
+  }
 
   /** Reads the folder, opens every port, takes over or clears old workers, starts always-on. */
   async start(): Promise<void> {
@@ -112,12 +133,14 @@ export class Fleet {
         logger,
         workerEnv,
         pauseSeconds: this.opts.pauseSeconds ?? 0,
+        lightSleepSeconds: this.opts.lightSleepSeconds ?? 0,
         readyTimeoutMs: this.opts.readyTimeoutMs ?? 90_000,
         healthFailures: this.opts.healthFailures ?? 3,
         healthTimeoutMs: this.opts.healthTimeoutMs ?? 3_000,
         ...(this.opts.driverTimeoutMs ? { driverTimeoutMs: this.opts.driverTimeoutMs } : {}),
         identity: this.opts.identity ?? null,
         counters: this.opts.counters,
+        startGate: this.startGate,
         ...(this.opts.budget ? { admit: this.opts.budget.admit.bind(this.opts.budget) } : {}),
         ...(this.opts.workerUp ? { workerUp: this.opts.workerUp } : {}),
         // A cluster node's request log is out of this host's reach: its counts are kept here.
@@ -266,12 +289,13 @@ export class Fleet {
     return [...this.personas.values()].map((p) => p.info(now));
   }
 
-  /** Each persona's name, mode, state and node: what the Prometheus state gauge reads. */
+  /** Each persona's name, mode, state, depth and node: what the Prometheus gauges read. */
   rows(): PersonaRow[] {
     return [...this.personas.values()].map((p) => ({
       name: p.name,
       mode: p.spec.mode,
       state: p.state,
+      depth: p.depth,
       node: p.node,
     }));
   }
@@ -315,6 +339,7 @@ export class Fleet {
   async release(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.startGate.close('the waker is shutting down');
     await Promise.all(this.doors.map((d) => d.close()));
     await this.opts.driver.close();
   }
@@ -323,6 +348,8 @@ export class Fleet {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    // Starts still waiting for a turn give up at once rather than hold the shutdown.
+    this.startGate.close('the waker is shutting down');
     await Promise.all(this.doors.map((d) => d.close()));
     await Promise.all(
       [...this.personas.values()].map((p) =>

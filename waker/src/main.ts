@@ -88,9 +88,12 @@ async function main(): Promise<void> {
     workerEnv: config.workerEnv,
     commit,
     pauseSeconds: config.pauseSeconds,
+    lightSleepSeconds: config.lightSleepSeconds,
     identity: config.identity,
     updateTrigger: updateTriggerPath(config.repoRoot),
     budget,
+    wakeConcurrency: config.wakeConcurrency,
+    wakeQueueS: config.wakeQueueS,
   });
   // Stopped last: every persona container closes its browser cleanly, unless the workers are
   // handed over (SIGUSR2, below) to the next waker, which adopts them.

@@ -36,6 +36,30 @@ export async function waitReady(
   throw new Error(`worker not ready within ${Math.round(timeoutMs / 1000)} s`);
 }
 
+const bearer = (serviceKey: string | null): Record<string, string> =>
+  serviceKey ? { Authorization: `Bearer ${serviceKey}` } : {};
+
+/**
+ * Light sleep: the worker closes its browser (the profile is written and closed on disk) and
+ * stays up, its display, proxy relay and live view with it.
+ */
+export async function browserDown(
+  address: Address,
+  serviceKey: string | null,
+  timeoutMs: number,
+): Promise<void> {
+  await getJson(address, SYSTEM_PATHS.browserStop, timeoutMs, bearer(serviceKey));
+}
+
+/** The wake from light sleep: the worker starts its browser and answers once it is up. */
+export async function browserUp(
+  address: Address,
+  serviceKey: string | null,
+  timeoutMs: number,
+): Promise<void> {
+  await getJson(address, SYSTEM_PATHS.browserStart, timeoutMs, bearer(serviceKey));
+}
+
 /** What the waker reads from a worker's ping (the ping itself waits about 2 s). */
 export async function pingWorker(
   address: Address,

@@ -87,6 +87,22 @@ describe('waker configuration', () => {
     });
   });
 
+  test('the start gate: unset is one start per core and a minute of queue; set is read', () => {
+    const root = repo({});
+    expect(loadWakerConfig({}, root, NO_SOCKET)).toMatchObject({
+      wakeConcurrency: os.availableParallelism(),
+      wakeQueueS: 60,
+    });
+    const env = { WAKER_WAKE_CONCURRENCY: '4', WAKER_WAKE_QUEUE_S: '2.5' };
+    expect(loadWakerConfig(env, root, NO_SOCKET)).toMatchObject({
+      wakeConcurrency: 4,
+      wakeQueueS: 2.5,
+    });
+    expect(() => loadWakerConfig({ WAKER_WAKE_CONCURRENCY: '0' }, root, NO_SOCKET)).toThrow(
+      'invalid WAKER_WAKE_CONCURRENCY',
+    );
+  });
+
   test('.env at REPO_ROOT is read and the process environment wins', () => {
     const root = repo({
       '.env':

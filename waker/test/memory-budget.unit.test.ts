@@ -10,7 +10,7 @@ const running = (name: string): BudgetPersona => ({
   state: 'running',
   node: null,
   activity: new Activity(),
-  isPaused: () => false,
+  keepsWorker: () => false,
   sleepForMemory: async () => true,
 });
 
@@ -73,5 +73,52 @@ describe('memory budget admission', () => {
     await expect(budget.admit('new')).rejects.toThrow(BudgetRefusal);
     await expect(budget.admit('new')).rejects.toThrow('personas became busy');
     expect(slept.length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('memory budget and depths of sleep', () => {
+  test('a persona asleep with its worker kept (paused or light) holds memory: the least recently used is put to deep sleep first, one in use never', async () => {
+    const slept: string[] = [];
+    const kept = (name: string, lastActiveMs: number): BudgetPersona => {
+      const activity = new Activity();
+      jest.spyOn(activity, 'lastActiveMs').mockReturnValue(lastActiveMs);
+      return {
+        ...running(name),
+        state: 'sleeping',
+        activity,
+        keepsWorker: () => true,
+        sleepForMemory: async () => {
+          slept.push(name);
+          return true;
+        },
+      };
+    };
+    const older = kept('older', 1_000);
+    const newer = kept('newer', 2_000);
+    const busy = kept('busy', 0);
+    busy.activity.socketOpened();
+    const budget = new MemoryBudget({
+      settings: { limitMb: 700, maxAwake: null, defaultMb: 300, minAvailableMb: 0 },
+      personas: () => [newer, busy, older, { ...running('new'), state: 'waking' }],
+      logger: createLogger({ secrets: [], level: 'error' }),
+    });
+    budget.observe(sample({ older: 200, newer: 200, busy: 200, new: null }));
+    // 600 held of 700: the wake (300 by default) needs one of them to sleep deep.
+    await expect(budget.admit('new')).resolves.toBeUndefined();
+    expect(slept).toEqual(['older']);
+    // Control: with no worker kept, a sleeping persona holds nothing and nothing is put to sleep.
+    slept.length = 0;
+    const none = new MemoryBudget({
+      settings: { limitMb: 700, maxAwake: null, defaultMb: 300, minAvailableMb: 0 },
+      personas: () => [
+        { ...older, keepsWorker: () => false },
+        { ...newer, keepsWorker: () => false },
+        { ...running('new'), state: 'waking' },
+      ],
+      logger: createLogger({ secrets: [], level: 'error' }),
+    });
+    none.observe(sample({ older: null, newer: null, new: null }));
+    await expect(none.admit('new')).resolves.toBeUndefined();
+    expect(slept).toEqual([]);
   });
 });

@@ -44,6 +44,7 @@ const personas = (): PersonaInfo[] => [
   persona('bob', 5102, {
     mode: 'sleepy',
     state: 'sleeping',
+    depth: 'light',
     idle_seconds: null,
     last_request: null,
   }),
@@ -209,6 +210,15 @@ test('rows, links, buttons with the bearer, and plots', async () => {
   expect(retry).toMatch(/^next try at \S/);
   expect(retry).toContain(String(new Date(RETRY_AT).getFullYear()));
   expect(await page.$('tr[data-persona="bob"] [data-field="retry"]')).toBeNull();
+  // How deep a sleeping persona sleeps, beside its state; none for one awake.
+  const depth = await page.$eval('tr[data-persona="bob"] [data-field="depth"]', (e) => ({
+    text: (e as HTMLElement).innerText.trim(),
+    title: (e as HTMLElement).title,
+    shown: (e as HTMLElement).getBoundingClientRect().width > 0,
+  }));
+  expect(depth).toMatchObject({ text: 'light', shown: true });
+  expect(depth.title).toMatch(/^Light sleep: /);
+  expect(await page.$('tr[data-persona="alice"] [data-field="depth"]')).toBeNull();
 
   // Links: the persona's own port on this host; the key in the fragment, never in a query.
   const hrefs = await page.$$eval('tr[data-persona="alice"] a[data-link]', (as) =>

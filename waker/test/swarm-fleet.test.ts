@@ -647,6 +647,41 @@ test(
   15 * 60_000,
 );
 
+test('on a node, a persona sleeps lightly: its task stays with the browser closed, and a call wakes it in that task with its cookie', async () => {
+  const w = running();
+  const api = `${w.url}/api/personas/carol`;
+  expect(await visit('carol', 'light-set', '/set/light')).toContain('cookie=');
+  const tasks = await runningTasks('carol');
+  expect(tasks).toHaveLength(1);
+  const where = await taskNode('carol');
+  const n = cluster.nodes.find((x) => x.hostname === where);
+  if (!n) throw new Error(`carol runs on no known node (${String(where)})`);
+  const [container] = await containersOn(n, 'carol');
+  if (!container) throw new Error(`no container of carol on ${n.hostname}`);
+  const commands = async (): Promise<string> =>
+    cluster.docker(n, ['top', container, '-eo', 'pid,comm']);
+  expect(await commands()).toContain('chromium');
+
+  const slept = await call(`${api}/sleep`, { method: 'POST', body: { depth: 'light' } });
+  expect(slept).toMatchObject({
+    status: 200,
+    body: { state: 'sleeping', depth: 'light', node: n.hostname },
+  });
+  expect(await runningTasks('carol')).toEqual(tasks);
+  const asleep = await commands();
+  expect(asleep).toContain('node');
+  expect(asleep).not.toContain('chromium');
+
+  const started = Date.now();
+  expect(await visit('carol', 'light-read', '/read')).toContain('cookie=pb_swarm=light');
+  process.stderr.write(
+    `carol woke from light sleep on ${n.hostname}: page read in ${Date.now() - started} ms\n`,
+  );
+  expect(await w.persona('carol')).toMatchObject({ state: 'running', depth: null });
+  expect(await runningTasks('carol')).toEqual(tasks);
+  expect(await containersOn(n, 'carol')).toEqual([container]);
+});
+
 test('a waker killed and started again adopts the running workers without restarting them', async () => {
   const w = running();
   await Promise.all(['alice', 'bob'].map((p) => w.waitState(p, 'running', 120_000)));

@@ -2,14 +2,14 @@ import path from 'node:path';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import Joi from 'joi';
-import type { MetricsBody, PersonaInfo } from '@persona-browser/contracts';
-import { SUPERVISOR_PATHS, WAKER_PATHS } from '@persona-browser/contracts';
+import type { MetricsBody, PersonaInfo, SleepDepth } from '@persona-browser/contracts';
+import { SLEEP_DEPTHS, SUPERVISOR_PATHS, WAKER_PATHS } from '@persona-browser/contracts';
 import type { Logger } from '@persona-browser/service-kit';
 import type { Persona } from '../persona/persona';
 import type { FleetMcp } from './mcp';
 import type { SiteChecks } from '../site-checks/schedule';
 import { SITE_CHECK_ROUTES } from '../site-checks/run';
-import { IdentityWakeError, WakeError } from '../persona/persona';
+import { DepthRefused, IdentityWakeError, WakeError } from '../persona/persona';
 import { UnknownPersona } from '../fleet';
 import { TransitionRefused } from '../persona/lifecycle';
 import { MoveError } from '../drivers/swarm-move';
@@ -135,9 +135,13 @@ const personaAction =
   (action: 'wake' | 'sleep' | 'restart') =>
   async (ctx: Ctx): Promise<PersonaInfo> => {
     const persona = named(ctx);
-    await persona[action]();
+    if (action === 'sleep') await persona.sleep(sleepDepth(ctx.body.depth));
+    else await persona[action]();
     return persona.info();
   };
+
+/** The depth a sleep asks for (`{"depth": …}`, checked by its schema); deep when not given. */
+const sleepDepth = (given: unknown): SleepDepth => SLEEP_DEPTHS.find((d) => d === given) ?? 'deep';
 
 /** The waker's routes: one table, one mount. */
 export const ROUTES: RouteDef[] = [
@@ -162,6 +166,15 @@ export const ROUTES: RouteDef[] = [
     method: 'post',
     path: `${WAKER_PATHS.personas}/:name/${action}`,
     auth: true,
+    ...(action === 'sleep'
+      ? {
+          body: Joi.object({
+            depth: Joi.string()
+              .valid(...SLEEP_DEPTHS)
+              .default('deep'),
+          }),
+        }
+      : {}),
     handler: personaAction(action),
   })),
   {
@@ -355,7 +368,7 @@ function errorStatus(err: unknown): number | null {
   )
     return 404;
   if (err instanceof TokenLimit) return 409;
-  if (err instanceof BadRequest) return 400;
+  if (err instanceof BadRequest || err instanceof DepthRefused) return 400;
   if (err instanceof MoveRefused) return 409;
   if (err instanceof MoveError) {
     if (err.reason === 'invalid') return 400;

@@ -31,7 +31,8 @@ export interface BudgetPersona {
   readonly state: PersonaState;
   readonly node: string | null;
   readonly activity: Activity;
-  isPaused(): boolean;
+  /** Asleep with its worker kept (paused, or in light sleep): the worker holds memory. */
+  keepsWorker(): boolean;
   /** Stops the worker if it is still idle and running (or paused); false when it was not. */
   sleepForMemory(): Promise<boolean>;
 }
@@ -177,7 +178,7 @@ export class MemoryBudget {
       name: p.name,
       sleepy: p.spec.mode === 'sleepy',
       awake: awake(p),
-      running: p.state === 'running' || p.isPaused(),
+      running: p.state === 'running' || p.keepsWorker(),
       busy: p.activity.busyReason(),
       lastActiveMs: p.activity.lastActiveMs(),
       measuredMb: this.measured.get(p.name) ?? null,
@@ -188,4 +189,4 @@ export class MemoryBudget {
 
 /** Its worker holds memory: starting, running, paused or on its way out. */
 const awake = (p: BudgetPersona): boolean =>
-  p.state === 'running' || p.state === 'waking' || p.state === 'stopping' || p.isPaused();
+  p.state === 'running' || p.state === 'waking' || p.state === 'stopping' || p.keepsWorker();

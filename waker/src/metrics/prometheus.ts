@@ -1,5 +1,5 @@
-import type { MetricsSample, PersonaState } from '@persona-browser/contracts';
-import { PERSONA_STATES } from '@persona-browser/contracts';
+import type { MetricsSample, PersonaState, SleepDepth } from '@persona-browser/contracts';
+import { PERSONA_STATES, SLEEP_DEPTHS } from '@persona-browser/contracts';
 import type { RefusalReason } from '@persona-browser/service-kit';
 import { REFUSAL_REASONS } from '@persona-browser/service-kit';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -37,6 +37,8 @@ export interface PersonaRow {
   name: string;
   mode: string;
   state: PersonaState;
+  /** How deep it sleeps (paused, light, deep), or null while not sleeping. */
+  depth: SleepDepth | null;
   /** The cluster node that holds it, else null. */
   node: string | null;
 }
@@ -135,6 +137,18 @@ export class FleetMetrics implements PersonaCounters, RefusalCounter {
             this.set({ persona: p.name, mode: p.mode, state, node }, p.state === state ? 1 : 0);
           }
         }
+      },
+    });
+    new Gauge({
+      name: `${FLEET_PREFIX}persona_sleep_depth`,
+      help: '1 for the depth a sleeping persona sleeps at (paused, light, deep), 0 for the others',
+      labelNames: ['persona', 'depth'],
+      registers,
+      collect() {
+        this.reset();
+        for (const p of sources.personas())
+          for (const depth of SLEEP_DEPTHS)
+            this.set({ persona: p.name, depth }, +(p.depth === depth));
       },
     });
     new Gauge({

@@ -1,4 +1,4 @@
-import type { CommitInfo, PersonaInfo, PersonaState } from '@persona-browser/contracts';
+import type { CommitInfo, PersonaInfo, PersonaState, SleepDepth } from '@persona-browser/contracts';
 import type { Activity } from './activity';
 import type { ProxyStatus } from '../identity';
 import type { PersonaSpec } from './folders';
@@ -8,6 +8,7 @@ export interface ListedPersona {
   readonly name: string;
   readonly spec: PersonaSpec;
   readonly state: PersonaState;
+  readonly depth: SleepDepth | null;
   readonly since: Date;
   readonly commit: CommitInfo | null;
   readonly activity: Activity;
@@ -28,6 +29,7 @@ export function personaInfo(p: ListedPersona, now: number): PersonaInfo {
     port: p.spec.port,
     mode: p.spec.mode,
     state: p.state,
+    depth: p.depth,
     since: p.since.toISOString(),
     commit: p.commit,
     idle_seconds: p.activity.idleSeconds(now),

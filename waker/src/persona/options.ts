@@ -2,6 +2,7 @@ import type { Logger } from '@persona-browser/service-kit';
 import type { IdentitySettings } from '../config';
 import type { InstanceHandle, RuntimeDriver } from '../drivers/types';
 import type { PersonaCounters } from '../metrics/prometheus';
+import type { StartGate } from './start-gate';
 
 /** What every persona of a fleet is run with. */
 export interface PersonaOptions {
@@ -9,8 +10,10 @@ export interface PersonaOptions {
   logger: Logger;
   /** Variables every worker gets (`.env`, SERVICE_KEY, COMMIT_INFO). */
   workerEnv: Record<string, string>;
-  /** Sleepy personas: pause this long after IDLE_TIMEOUT before stopping (0: stop at once). */
+  /** Sleepy personas: pause this long after IDLE_TIMEOUT before going deeper (0: no pause). */
   pauseSeconds: number;
+  /** Then keep the worker with its browser closed this long before stopping it (0: never). */
+  lightSleepSeconds?: number;
   /** How long a start may take to reach `initialized` (a cold container, a slow disk). */
   readyTimeoutMs: number;
   /** Consecutive failed health checks before a running worker is restarted. */
@@ -38,6 +41,11 @@ export interface PersonaOptions {
   workerUp?: (persona: string, handle: InstanceHandle) => Promise<void>;
   /** Where wakes, sleeps, restarts and crashes are counted (Prometheus' /metrics). */
   counters?: PersonaCounters;
+  /**
+   * The node's start gate, shared by the fleet: a worker's start (to its first answer) waits
+   * for a turn, so a storm of wakes starts a few workers at a time. None: every start at once.
+   */
+  startGate?: StartGate;
 }
 
 /** Starting and stopping a persona's worker from inside its queue. */

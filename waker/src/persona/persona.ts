@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import type { CommitInfo, PersonaInfo, PersonaState } from '@persona-browser/contracts';
+import type { CommitInfo, PersonaInfo, PersonaState, SleepDepth } from '@persona-browser/contracts';
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage } from '@persona-browser/service-kit';
 import { Activity } from './activity';
@@ -17,7 +17,9 @@ import { WorkerPings } from './pings';
 import type { PersonaEvent } from './lifecycle';
 import type { PersonaSpec } from './folders';
 import { personaWorkerEnv } from './folders';
-import { isReady, waitReady } from '../worker-client';
+import { browserDown, browserUp, isReady, waitReady } from '../worker-client';
+import type { LadderSettings } from './ladder';
+import { ladderStep } from './ladder';
 
 /**
  * A wake (or sleep) that cannot happen now: a 503 that says why and, where the waker tries
@@ -45,15 +47,28 @@ export const DRIVER_TIMEOUT_MS = 120_000;
  */
 export type Desired = 'awake' | 'asleep';
 
+/** A sleep at a depth this fleet has not (pause on a Swarm): 400. */
+export class DepthRefused extends Error {}
+
 /** A wake that failed because no proxy identity could be made (the proxy, or the GeoIP). */
 export class IdentityWakeError extends WakeError {}
+
+/** The depths at which a sleeping persona keeps its worker. */
+type KeptDepth = Exclude<SleepDepth, 'deep'>;
+
+/** Serving (null), then each depth from the lightest. */
+const DEPTH_ORDER: readonly (SleepDepth | null)[] = [null, 'paused', 'light', 'deep'];
 
 /** The worker a persona runs right now. */
 interface Worker {
   handle: InstanceHandle;
-  /** Paused by the idle timer (the persona shows as sleeping). */
-  paused: boolean;
-  pausedAt: number;
+  /**
+   * Kept while the persona sleeps (it shows as sleeping): frozen (`paused`) or with its browser
+   * closed (`light`); null while it serves.
+   */
+  depth: KeptDepth | null;
+  /** When it went to that depth. */
+  depthSince: number;
   /** When it last came up (the back-off resets once it stays up). */
   upSince: number;
 }
@@ -189,8 +204,15 @@ export class Persona {
     return this.worker?.handle.pid ?? null;
   }
 
-  isPaused(): boolean {
-    return this.worker?.paused ?? false;
+  /** Asleep with its worker kept (paused, or light): the worker holds memory. */
+  keepsWorker(): boolean {
+    return (this.worker?.depth ?? null) !== null;
+  }
+
+  /** How deep the persona sleeps while `sleeping`, else null. */
+  get depth(): SleepDepth | null {
+    if (this.state !== 'sleeping') return null;
+    return this.worker ? this.worker.depth : 'deep';
   }
 
   // --- life cycle ----------------------------------------------------------------------------
@@ -209,7 +231,9 @@ export class Persona {
   /** Where the worker answers right now, or null while it is not running (the fast path). */
   runningAddress(): Address | null {
     const worker = this.worker;
-    return this.state === 'running' && worker && !worker.paused ? worker.handle.address : null;
+    return this.state === 'running' && worker && worker.depth === null
+      ? worker.handle.address
+      : null;
   }
 
   /** Where the worker answers, waking it first if needed (what a client request waits for). */
@@ -252,7 +276,16 @@ export class Persona {
     const started = performance.now();
     const ended = (ok: boolean): void =>
       counters?.wakeEnded(this.name, (performance.now() - started) / 1000, ok);
-    if (this.worker?.paused) {
+    if (this.worker?.depth === 'light') {
+      // Its browser starts in the worker that stayed; a worker that cannot is replaced.
+      if (await this.wakeLight(this.worker)) {
+        ended(true);
+        return;
+      }
+      ended(false);
+      await this.stopLeftovers();
+    }
+    if (this.worker?.depth === 'paused') {
       counters?.woke(this.name);
       const paused = this.worker;
       try {
@@ -275,7 +308,7 @@ export class Persona {
           this.retryAfterS(),
         );
       }
-      paused.paused = false;
+      paused.depth = null;
       await this.opts.workerUp?.(this.name, this.worker.handle);
       this.activity.touch();
       this.apply('resume', null);
@@ -320,6 +353,23 @@ export class Persona {
         this.retryAfterS(),
       );
     }
+    // A bounded number of workers start at once (a storm of wakes): this one waits its turn,
+    // and one that does not come in time sends the caller back with when to try again.
+    let endTurn = (): void => undefined;
+    if (this.opts.startGate) {
+      try {
+        endTurn = await this.opts.startGate.turn(this.name);
+      } catch (err) {
+        const message = errorMessage(err);
+        this.apply('sleep', message);
+        ended(false);
+        this.wakeFailed();
+        throw new WakeError(
+          `persona ${this.name} did not start: ${message}`,
+          this.opts.startGate.retryAfterS(),
+        );
+      }
+    }
     let handle: InstanceHandle | null = null;
     try {
       const starting = this.opts.driver.start({
@@ -344,13 +394,15 @@ export class Persona {
           this.scheduleRetry();
         },
       });
-      this.worker = { handle, paused: false, pausedAt: 0, upSince: 0 };
+      this.worker = { handle, depth: null, depthSince: 0, upSince: 0 };
       this.placement.started(handle);
       await waitReady(handle.address, this.opts.readyTimeoutMs, () => {
         if (this.exitDuringStart) return `worker ${this.exitDuringStart.reason}`;
         return this.closed ? 'the waker is shutting down' : null;
       });
+      endTurn();
     } catch (err) {
+      endTurn();
       const message = errorMessage(err);
       if (handle) {
         this.worker = null;
@@ -398,13 +450,21 @@ export class Persona {
     if (!this.converged()) this.scheduleRetry();
   }
 
-  /** Stops the worker (an API call, or idle); the persona sleeps until a request or a wake. */
-  sleep(): Promise<void> {
+  /**
+   * Puts the persona to sleep at `depth` (an API call; deep by default: the worker stops). One
+   * already sleeping deeper stays as it is; the persona sleeps until a request or a wake.
+   */
+  sleep(depth: SleepDepth = 'deep'): Promise<void> {
+    if (depth === 'paused' && !this.ladder.canPause)
+      return Promise.reject(new DepthRefused('this fleet cannot pause a worker (no pause here)'));
     return this.serial(async () => {
       this.desired = 'asleep';
-      const wasRunning = this.worker !== null;
-      await this.doStop();
-      if (wasRunning) this.opts.counters?.slept(this.name);
+      const worker = this.worker;
+      const kept = worker?.depth ?? null;
+      const serving = worker !== null && kept === null && this.state === 'running';
+      if (depth === 'deep' || (!serving && kept === null)) await this.doStop();
+      else if (DEPTH_ORDER.indexOf(kept) < DEPTH_ORDER.indexOf(depth)) await this.goTo(depth);
+      if (serving) this.opts.counters?.slept(this.name);
     });
   }
 
@@ -419,7 +479,7 @@ export class Persona {
     return this.serial(async () => {
       const worker = this.worker;
       if (!worker || this.activity.busy()) return false;
-      if (this.state !== 'running' && !worker.paused) return false;
+      if (this.state !== 'running' && worker.depth === null) return false;
       this.desired = 'asleep';
       await this.doStop();
       this.opts.counters?.slept(this.name);
@@ -437,7 +497,7 @@ export class Persona {
     const worker = this.worker;
     if (worker) {
       this.apply('stop');
-      if (!worker.paused && !this.nodeProblem() && this.opts.beforeStop) {
+      if (worker.depth !== 'paused' && !this.nodeProblem() && this.opts.beforeStop) {
         await this.opts
           .beforeStop(this.spec.dir, worker.handle)
           .catch((err: unknown) => this.log.warn('before stop', { error: errorMessage(err) }));
@@ -533,7 +593,7 @@ export class Persona {
   /** Takes over a worker an earlier waker left running (found by labels). */
   adopt(handle: InstanceHandle, paused: boolean): void {
     const now = Date.now();
-    this.worker = { handle, paused, pausedAt: now, upSince: now };
+    this.worker = { handle, depth: paused ? 'paused' : null, depthSince: now, upSince: now };
     this.activity.touch();
     // The identity the adopted worker wears is the one in its folder.
     this.identity.adopt();
@@ -541,7 +601,26 @@ export class Persona {
     if (!paused) {
       this.readCommit(handle);
       void this.opts.workerUp?.(this.name, handle);
+      this.serial(() => this.adoptedLight(handle)).catch(() => undefined);
     }
+  }
+
+  /**
+   * A worker an earlier waker left in light sleep answers with its browser closed: it is kept
+   * in light sleep (an always-on persona's browser is then started by the next reconcile), not
+   * restarted by the health checks as a worker that does not come up.
+   */
+  private async adoptedLight(handle: InstanceHandle): Promise<void> {
+    const worker = this.worker;
+    if (worker?.handle !== handle || this.state !== 'running') return;
+    // Unanswered is not light: the health checks deal with a worker that does not answer.
+    const up = await isReady(handle.address, this.opts.healthTimeoutMs).catch(() => true);
+    if (up || this.worker !== worker || this.state !== 'running') return;
+    worker.depth = 'light';
+    worker.depthSince = Date.now();
+    if (this.spec.mode !== 'always-on') this.desired = 'asleep';
+    this.apply('pause', null);
+    this.log.info('worker taken over in light sleep (its browser closed)');
   }
 
   /** The driver's notice that this persona's worker ended without being asked to. */
@@ -609,21 +688,14 @@ export class Persona {
     }
     const worker = this.worker;
     if (this.closed || !worker) return;
-    const busy = this.activity.busy();
     if (this.state === 'running') this.backoff.settle(worker.upSince, now);
-    if (this.spec.mode === 'sleepy' && !busy && this.state === 'running' && !worker.paused) {
-      if (this.activity.idleMs(now) >= (this.spec.idleTimeoutS ?? Infinity) * 1000) {
-        await this.serial(() => this.sleepIfIdle()).catch((err: unknown) =>
-          this.log.error('sleep failed', { error: errorMessage(err) }),
-        );
-        return;
-      }
-    }
-    if (worker.paused && !busy && now - worker.pausedAt >= this.opts.pauseSeconds * 1000) {
-      await this.serial(() => this.doStop()).catch(() => undefined);
+    if (this.pending === 0 && this.ladderStep(now) !== null) {
+      await this.serial(() => this.sleepIfIdle()).catch((err: unknown) =>
+        this.log.error('sleep failed', { error: errorMessage(err) }),
+      );
       return;
     }
-    if (checkHealth && this.state === 'running' && !worker.paused) {
+    if (checkHealth && this.state === 'running' && worker.depth === null) {
       const handle = worker.handle;
       // A first ping that failed (a worker slow just after start) left the commit unknown: the
       // health checks read it again until it answers, so the list never shows null for good.
@@ -651,29 +723,119 @@ export class Persona {
     }
   }
 
+  private get ladder(): LadderSettings {
+    return {
+      pauseSeconds: this.opts.pauseSeconds,
+      canPause: this.opts.driver.canPause,
+      lightSleepSeconds: this.opts.lightSleepSeconds ?? 0,
+    };
+  }
+
+  /** The step down the idle ladder due now (awake → paused → light → deep), or null. */
+  private ladderStep(now = Date.now()): SleepDepth | null {
+    const worker = this.worker;
+    if (this.closed || !worker) return null;
+    return ladderStep(
+      {
+        sleepy: this.spec.mode === 'sleepy',
+        idleTimeoutS: this.spec.idleTimeoutS ?? null,
+        busy: this.activity.busy(),
+        serving: this.state === 'running' && worker.depth === null,
+        kept: this.state === 'sleeping' ? worker.depth : null,
+        idleMs: this.activity.idleMs(now),
+        atDepthMs: now - worker.depthSince,
+      },
+      this.ladder,
+    );
+  }
+
   /** Re-checked inside the queue: a request may have arrived since the tick looked. */
   private async sleepIfIdle(): Promise<void> {
-    const worker = this.worker;
-    if (this.activity.busy() || this.state !== 'running' || !worker || worker.paused) return;
-    if (this.activity.idleMs() < (this.spec.idleTimeoutS ?? Infinity) * 1000) return;
+    const step = this.ladderStep();
+    if (step === null) return;
+    const wasServing = this.worker?.depth === null;
     this.desired = 'asleep';
-    const driver = this.opts.driver;
-    if (this.opts.pauseSeconds > 0 && driver.canPause && driver.pause) {
-      try {
-        const paused = driver.pause(worker.handle);
-        await deadline(paused, this.driverTimeoutMs, 'the pause', { ended: () => undefined });
-        worker.paused = true;
-        worker.pausedAt = Date.now();
-        this.apply('pause', null);
-        this.opts.counters?.slept(this.name);
-        return;
-      } catch (err) {
-        // Paused or not, it is stopped instead: a sleep deeper than asked, never a state unknown.
-        this.log.warn('pause failed: stopping instead', { error: errorMessage(err) });
-      }
+    await this.goTo(step);
+    if (wasServing) this.opts.counters?.slept(this.name);
+  }
+
+  /**
+   * Puts the worker at `depth` now (from serving or a lighter depth). A pause or light sleep
+   * that fails stops the worker instead: a sleep deeper than asked, never a state unknown.
+   */
+  private async goTo(depth: SleepDepth): Promise<void> {
+    const worker = this.worker;
+    if (!worker || depth === 'deep') return this.doStop();
+    try {
+      if (depth === 'paused') await this.pause(worker);
+      else await this.goLight(worker);
+    } catch (err) {
+      this.log.warn(`${depth === 'paused' ? 'pause' : 'light sleep'} failed: stopping instead`, {
+        error: errorMessage(err),
+      });
+      await this.doStop();
     }
-    await this.doStop();
-    this.opts.counters?.slept(this.name);
+  }
+
+  private async pause(worker: Worker): Promise<void> {
+    const driver = this.opts.driver;
+    if (!driver.canPause || !driver.pause) throw new Error('this driver cannot pause a worker');
+    const paused = driver.pause(worker.handle);
+    await deadline(paused, this.driverTimeoutMs, 'the pause', { ended: () => undefined });
+    worker.depth = 'paused';
+    worker.depthSince = Date.now();
+    if (this.state === 'running') this.apply('pause', null);
+  }
+
+  /**
+   * Light sleep: the worker closes its browser and stays (resumed first when paused; it shows
+   * as paused until its browser is closed).
+   */
+  private async goLight(worker: Worker): Promise<void> {
+    if (worker.depth === 'paused') {
+      await deadline(
+        this.opts.driver.unpause?.(worker.handle) ?? Promise.resolve(),
+        this.driverTimeoutMs,
+        'the resume',
+        { ended: () => undefined },
+      );
+    }
+    await browserDown(worker.handle.address, this.serviceKey, this.opts.readyTimeoutMs);
+    worker.depth = 'light';
+    worker.depthSince = Date.now();
+    if (this.state === 'running') this.apply('pause', null);
+    this.log.info('light sleep: the browser is closed, the worker stays');
+  }
+
+  /**
+   * The wake from light sleep: the kept worker starts its browser. False when it could not (the
+   * worker is then a leftover, stopped before a fresh start).
+   */
+  private async wakeLight(worker: Worker): Promise<boolean> {
+    this.opts.counters?.woke(this.name);
+    this.apply('wake');
+    try {
+      await browserUp(worker.handle.address, this.serviceKey, this.opts.readyTimeoutMs);
+    } catch (err) {
+      this.log.warn('wake from light sleep failed: starting a new worker', {
+        error: errorMessage(err),
+      });
+      this.workerGone();
+      this.placement.renewAgent();
+      this.leftovers.add(worker.handle, true);
+      return false;
+    }
+    worker.depth = null;
+    // What changed while it slept (a token revoked) reaches it before any request does.
+    await this.opts.workerUp?.(this.name, worker.handle);
+    this.healthFails = 0;
+    this.activity.touch();
+    this.apply('ready', null);
+    return true;
+  }
+
+  private get serviceKey(): string | null {
+    return this.opts.workerEnv.SERVICE_KEY ?? null;
   }
 
   /** Stops the worker for good (waker shutdown). */

@@ -1,0 +1,29 @@
+// The kit's stand-in worker (echo-worker.cjs), started slowly and traced from outside the waker:
+// it appends `{persona, pid, event: 'boot' | 'listening', t}` lines to PB_TRACE_FILE (t: ms on
+// the host's clock, shared by every process) when its process has booted and once it listens,
+// after ECHO_START_DELAY_MS (what a real worker's Xvfb and Chromium take). A test reads from
+// the lines how many workers were starting at any moment.
+const fs = require('node:fs');
+const http = require('node:http');
+const { performance } = require('node:perf_hooks');
+const { setTimeout } = require('node:timers');
+
+const traceFile = process.env.PB_TRACE_FILE;
+const trace = (event) => {
+  if (!traceFile) return;
+  const line = JSON.stringify({
+    persona: process.env.PB_WAKER_PERSONA ?? null,
+    pid: process.pid,
+    event,
+    t: performance.timeOrigin + performance.now(),
+  });
+  fs.appendFileSync(traceFile, `${line}\n`);
+};
+
+trace('boot');
+const listen = http.Server.prototype.listen;
+http.Server.prototype.listen = function (...args) {
+  this.once('listening', () => trace('listening'));
+  return listen.apply(this, args);
+};
+setTimeout(() => require('./echo-worker.cjs'), Number(process.env.ECHO_START_DELAY_MS ?? 0));
