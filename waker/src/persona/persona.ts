@@ -391,7 +391,7 @@ export class Persona {
           // Started after all: it is stopped before anything else starts.
           this.log.warn('a start that passed its deadline started a worker', { id: late.id });
           this.leftovers.add(late);
-          this.scheduleRetry();
+          this.retryNow();
         },
       });
       this.worker = { handle, depth: null, depthSince: 0, upSince: 0 };
@@ -514,7 +514,10 @@ export class Persona {
   /** The driver's stop, failed once it passes its deadline (it may be tried again). */
   private stopWithin(handle: InstanceHandle): Promise<void> {
     return deadline(this.opts.driver.stop(handle), this.driverTimeoutMs, 'the stop', {
-      ended: () => this.log.info('a stop that passed its deadline ended', { id: handle.id }),
+      ended: () => {
+        this.log.info('a stop that passed its deadline ended', { id: handle.id });
+        this.retryNow();
+      },
     });
   }
 
@@ -659,6 +662,18 @@ export class Persona {
       this.opts.counters?.restarted(this.name);
       await this.doWake();
     } else await this.doStop();
+  }
+
+  /**
+   * A driver call that passed its deadline ended after all (a late start's worker is a leftover
+   * now, a stop did end): the step it held up is tried at once, in the queue. The back-off's
+   * wait, up to a minute after many failures, paces calls that fail; this one has answered.
+   */
+  private retryNow(): void {
+    if (this.closed || this.fatal) return;
+    this.serial(() => this.reconcile()).catch((err: unknown) =>
+      this.log.warn('try after a late driver call failed', { error: errorMessage(err) }),
+    );
   }
 
   /** The back-off's next try of `reconcile` (one waits at a time). */
