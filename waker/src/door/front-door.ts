@@ -61,6 +61,24 @@ function refuseUpgrade(
   );
 }
 
+/** How soon a client may try again a persona whose node has a problem. */
+const NODE_RETRY_AFTER_S = '5';
+
+/** Errors of a connection that never carried an answer: the worker's node may be gone. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+]);
+
+const connectionFailed = (err: NodeJS.ErrnoException): boolean =>
+  err.code !== undefined && CONNECTION_CODES.has(err.code);
+
 const isUpdateCall = (req: http.IncomingMessage): boolean =>
   req.method === 'GET' && (req.url ?? '').split('?')[0] === SYSTEM_PATHS.update;
 
@@ -98,6 +116,8 @@ export class FrontDoor {
   private readonly upgraded = new Set<Duplex>();
   private readonly persona: Persona;
   private readonly logger: Logger;
+  /** Requests the worker began to answer: an error after that is no connection failure. */
+  private readonly answered = new WeakSet<http.IncomingMessage>();
 
   constructor(private readonly o: FrontDoorOptions) {
     this.persona = o.persona;
@@ -120,6 +140,7 @@ export class FrontDoor {
       proxyReq.removeHeader('connection'),
     );
     this.proxy.on('proxyRes', (proxyRes: http.IncomingMessage, req: http.IncomingMessage) => {
+      this.answered.add(req);
       if (proxyRes.statusCode === 200 && isUpdateCall(req)) this.touchTrigger();
     });
     // A request that reaches the worker and back needs no timeout of ours.
@@ -215,27 +236,31 @@ export class FrontDoor {
       const to = { host: target.host, port: target.port };
       this.proxy.web(req, res, { target: to, agent: persona.agent }, (err) => {
         this.logger.warn('proxy error', { persona: persona.name, error: err.message });
+        // No answer came on the connection, and the client still waits: the waker's own word
+        // that the worker's node may be gone, before the cluster's (the driver decides).
+        if (!this.answered.has(req) && !res.destroyed && connectionFailed(err))
+          persona.workerUnreachable(err);
         const problem = persona.nodeProblem();
-        if (problem) sendError(res, 503, `persona ${persona.name} is unavailable: ${problem}`);
+        if (problem) this.nodeUnavailable(res, problem);
         else sendError(res, 502, `persona ${persona.name}: worker did not answer (${err.message})`);
       });
     };
+    // A persona whose node has a problem is answered at once, never left to a connect timeout.
+    const down = persona.nodeProblem();
     // A running worker is served at once; only a sleeping one makes the request wait.
     const running = persona.runningAddress();
-    if (running) {
+    if (running && !down) {
       forward(running);
       return;
     }
-    if (admitted === 'pass') {
+    if (admitted === 'pass' && !running) {
       // Public, and the worker is not running: answered here, and nothing wakes.
       if (need.access === 'status') void this.o.asleep.answer(persona, req, res);
       else this.asleepPage(req, res);
       return;
     }
-    // A persona whose node is down is answered at once, never left to a connect timeout.
-    const down = persona.nodeProblem();
     if (down) {
-      sendError(res, 503, `persona ${persona.name} is unavailable: ${down}`);
+      this.nodeUnavailable(res, down);
       return;
     }
     persona
@@ -248,6 +273,13 @@ export class FrontDoor {
           wakeHeaders(err),
         ),
       );
+  }
+
+  /** The persona's node has a problem (down, or not answering the waker): 503 naming it. */
+  private nodeUnavailable(res: http.ServerResponse, problem: string): void {
+    sendError(res, 503, `persona ${this.persona.name} is unavailable: ${problem}`, {
+      'retry-after': NODE_RETRY_AFTER_S,
+    });
   }
 
   /** A page load of a persona that sleeps: HTML for a browser, else the envelope; no wake. */
@@ -293,7 +325,9 @@ export class FrontDoor {
     persona.activity.socketOpened();
     const down = persona.nodeProblem();
     if (down) {
-      refuseUpgrade(socket, 503, `persona ${persona.name} is unavailable: ${down}`);
+      refuseUpgrade(socket, 503, `persona ${persona.name} is unavailable: ${down}`, {
+        'retry-after': NODE_RETRY_AFTER_S,
+      });
       return;
     }
     persona.ensureRunning().then(
@@ -303,6 +337,8 @@ export class FrontDoor {
         const options = target.agent ? { target: to, agent: target.agent } : { target: to };
         this.proxy.ws(req, socket, head, options, (err) => {
           this.logger.warn('websocket proxy error', { persona: persona.name, error: err.message });
+          if (!this.answered.has(req) && !socket.destroyed && connectionFailed(err))
+            persona.workerUnreachable(err);
           socket.destroy();
         });
       },

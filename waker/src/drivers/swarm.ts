@@ -1,3 +1,4 @@
+import http from 'node:http';
 import path from 'node:path';
 import Docker from 'dockerode';
 import type { Logger } from '@persona-browser/service-kit';
@@ -71,6 +72,21 @@ export interface SwarmDriverOptions {
 
 const START_TIMEOUT_MS = 110_000;
 
+/**
+ * How long a node stays marked as not answering after the waker's own connection to a worker
+ * there failed: one blip blocks it no longer. See `workerUnreachable`.
+ */
+const NOT_ANSWERING_HOLD_MS = 10_000;
+/** How long a probe of a worker on a node marked as not answering may take. */
+const PROBE_TIMEOUT_MS = 2_500;
+
+/** A node the waker could not reach a worker on while Swarm still lists it ready. */
+interface NotAnswering {
+  error: string;
+  since: number;
+  probing: boolean;
+}
+
 interface LiveEntry {
   handle: InstanceHandle;
   memoryMb: number;
@@ -96,6 +112,8 @@ export class SwarmDriver implements RuntimeDriver {
   /** Services this waker runs, by service id. */
   private readonly live = new Map<string, LiveEntry>();
   private known = new Map<string, SwarmNodeInfo>();
+  /** Nodes whose workers the waker could not reach, by hostname (see `workerUnreachable`). */
+  private readonly notAnswering = new Map<string, NotAnswering>();
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly mover: FolderMover;
@@ -172,6 +190,8 @@ export class SwarmDriver implements RuntimeDriver {
     const before = this.known;
     this.known = new Map(list.map((n) => [n.hostname, n]));
     for (const n of list) {
+      // Swarm's own word takes over: down, it says so; ready again, the node answers anew.
+      if (!n.ready) this.notAnswering.delete(n.hostname);
       const was = before.get(n.hostname);
       if (!was || was.ready || !n.ready) continue;
       for (const l of this.nodeListeners) l(n.hostname);
@@ -180,11 +200,117 @@ export class SwarmDriver implements RuntimeDriver {
   }
 
   nodeProblem(node: string): string | null {
+    const listed = this.swarmProblem(node);
+    if (listed) return listed;
+    const mark = this.notAnswering.get(node);
+    if (!mark) return null;
+    if (Date.now() - mark.since >= NOT_ANSWERING_HOLD_MS) {
+      this.notAnswering.delete(node);
+      return null;
+    }
+    return (
+      `node ${node} is not answering: ${mark.error} ` +
+      '(seen by the waker; Swarm still lists it ready)'
+    );
+  }
+
+  /** What Swarm's node list says against the node, the waker's own failed connections aside. */
+  private swarmProblem(node: string): string | null {
     const n = this.known.get(node);
     if (!n) return `node ${node} is not part of the swarm`;
     if (!n.ready) return `node ${node} is down (${n.message})`;
     if (!n.active) return `node ${node} is not active (drained or paused)`;
     return null;
+  }
+
+  /**
+   * The front door's connection to a worker on `node` failed before any answer. Swarm lists a
+   * node down only after its heartbeat (12.5 s with its defaults); until then every call there
+   * would wait and fail on its own. The node is marked as not answering: `nodeProblem` names
+   * it, so calls, wakes, starts and moves there are refused at once. The mark clears, whichever
+   * comes first, when
+   * - a probe of a worker there answers (any HTTP answer; sent at each look at the nodes),
+   * - Swarm reports one of this waker's tasks there ended (the node's engine reported it),
+   * - Swarm lists the node down (its own reason takes over, and ready again is a fresh start),
+   * - NOT_ANSWERING_HOLD_MS have passed: one blip blocks a node that briefly, and a node still
+   *   gone is marked again by the next call that fails there.
+   * A failed connection to the gateway itself is the waker's side, never the node's.
+   */
+  workerUnreachable(node: string, error: NodeJS.ErrnoException): void {
+    if (this.closed || this.swarmProblem(node)) return;
+    const gateway = this.gatewayHost();
+    const at = (error as { address?: unknown }).address;
+    if (gateway !== null && at === gateway) return;
+    const had = this.notAnswering.get(node);
+    if (!had) {
+      this.opts.logger.warn('node not answering (seen by the waker)', {
+        node,
+        error: error.message,
+      });
+    }
+    const message =
+      error.code && !error.message.includes(error.code)
+        ? `${error.message} (${error.code})`
+        : error.message;
+    this.notAnswering.set(node, { error: message, since: Date.now(), probing: false });
+  }
+
+  private gatewayHost(): string | null {
+    try {
+      return this.gateway.current().host;
+    } catch {
+      return null;
+    }
+  }
+
+  private clearNotAnswering(node: string, why: string): void {
+    if (!this.notAnswering.delete(node)) return;
+    this.opts.logger.info('node answers again', { node, why });
+  }
+
+  /** Probes the workers on each node marked as not answering; one that answers clears it. */
+  private probeNotAnswering(): void {
+    for (const [node, mark] of this.notAnswering) {
+      if (mark.probing) continue;
+      const handles = [...this.live.values()]
+        .filter((e) => e.handle.node === node && !e.starting && !e.stopping)
+        .map((e) => e.handle);
+      if (!handles.length) continue;
+      mark.probing = true;
+      void Promise.all(handles.map((h) => this.answers(h))).then((answered) => {
+        mark.probing = false;
+        if (answered.some(Boolean) && this.notAnswering.get(node) === mark)
+          this.clearNotAnswering(node, 'a worker there answered a probe');
+      });
+    }
+  }
+
+  /** Whether the worker gives any HTTP answer within PROBE_TIMEOUT_MS (a fresh connection). */
+  private answers(handle: InstanceHandle): Promise<boolean> {
+    const agent = new TunnelAgent(() => this.gateway.current(), this.gateway.token);
+    return new Promise<boolean>((resolve) => {
+      try {
+        const req = http.request(
+          {
+            host: handle.address.host,
+            port: handle.address.port,
+            path: '/api/v1/system/ping',
+            agent,
+          },
+          (res) => {
+            resolve(true);
+            res.resume();
+            req.destroy();
+          },
+        );
+        req.setTimeout(PROBE_TIMEOUT_MS, () => req.destroy());
+        req.on('error', () => resolve(false));
+        req.on('close', () => resolve(false));
+        req.end();
+      } catch {
+        resolve(false);
+      }
+    }).finally(() => agent.destroy());
   }
 
   nodes(): NodeStatus[] {
@@ -377,7 +503,7 @@ export class SwarmDriver implements RuntimeDriver {
       while (Date.now() < until) {
         const tasks = await this.tasksOf([handle.id]);
         if (tasks.every((t) => taskPhase(t.state) === 'ended')) return;
-        if (handle.node && this.nodeProblem(handle.node)) return;
+        if (handle.node && this.swarmProblem(handle.node)) return;
         await sleep(250);
       }
       throw new DriverError(`service ${handle.address.host} still had a task after its stop`);
@@ -451,10 +577,15 @@ export class SwarmDriver implements RuntimeDriver {
     try {
       await this.refreshNodes();
       const watched = [...this.live.values()].filter((e) => !e.starting && !e.stopping);
+      this.probeNotAnswering();
       const tasks = await this.tasksOf(watched.map((e) => e.handle.id));
       for (const entry of watched) {
         const { handle } = entry;
-        const ended = exitOf(handle.id, handle.node ? this.nodeProblem(handle.node) : null, tasks);
+        // Swarm's word only: a node the waker merely failed to reach still runs its tasks.
+        const listed = handle.node ? this.swarmProblem(handle.node) : null;
+        const ended = exitOf(handle.id, listed, tasks);
+        if (ended && handle.node && !listed)
+          this.clearNotAnswering(handle.node, `its engine reported a task ended (${ended.reason})`);
         if (ended && this.live.get(entry.handle.id) === entry && !entry.stopping) {
           this.live.delete(entry.handle.id);
           for (const l of this.exitListeners) l(entry.handle, ended);

@@ -70,6 +70,12 @@ export interface RuntimeDriver {
    * server have no nodes and leave this out.
    */
   nodeProblem?(node: string): string | null;
+  /**
+   * The waker's own connection to a worker on `node` failed before any answer (refused, reset,
+   * unreachable, timed out): the driver may hold the node as not answering in `nodeProblem`
+   * before its cluster notices. Drivers of one server leave this out.
+   */
+  workerUnreachable?(node: string, error: NodeJS.ErrnoException): void;
   /** Called when a node that was down is ready again. */
   onNodeReady?(listener: (node: string) => void): void;
   /** The cluster's nodes as last seen; absent on a single server. */

@@ -173,6 +173,10 @@ export class Persona {
     return this.placement.problem(this.worker?.handle ?? null);
   }
 
+  workerUnreachable(error: NodeJS.ErrnoException): void {
+    this.placement.unreachable(this.worker?.handle ?? null, error);
+  }
+
   private get log(): Logger {
     return this.opts.logger.child({ persona: this.name });
   }

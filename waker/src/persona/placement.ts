@@ -31,6 +31,12 @@ export class PersonaPlacement {
     return node ? (this.driver.nodeProblem?.(node) ?? null) : null;
   }
 
+  /** The door's connection to the worker failed before any answer: told to the driver. */
+  unreachable(handle: InstanceHandle | null, error: NodeJS.ErrnoException): void {
+    const node = this.node(handle);
+    if (node) this.driver.workerUnreachable?.(node, error);
+  }
+
   /** The driver's agent where its address needs one (a tunnel into an overlay), else ours. */
   agent(handle: InstanceHandle | null): http.Agent {
     return handle?.address.agent ?? this.own;
