@@ -239,7 +239,7 @@ export class SwarmDriver implements RuntimeDriver {
   workerUnreachable(node: string, error: NodeJS.ErrnoException): void {
     if (this.closed || this.swarmProblem(node)) return;
     const gateway = this.gatewayHost();
-    const at = (error as { address?: unknown }).address;
+    const at: unknown = Reflect.get(error, 'address');
     if (gateway !== null && at === gateway) return;
     const had = this.notAnswering.get(node);
     if (!had) {
