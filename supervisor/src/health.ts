@@ -63,6 +63,48 @@ export async function pingHash(port: number): Promise<string | null> {
   return ping.error ? null : (ping.value.commit?.hash ?? null);
 }
 
+/** Each persona's crashes seen (by when each began), and the last error a crash showed. */
+interface Crashes {
+  crashes: Map<string, Set<string>>;
+  errors: Map<string, string>;
+}
+
+/** How often the crash watch reads the waker's list (a crashed state may last half a second). */
+const CRASH_WATCH_MS = 200;
+
+/**
+ * Each persona's crashes, read from the waker's list every CRASH_WATCH_MS beside the gate's
+ * pings: a crash is a new `since` in state `crashed`, and the back-off's first waits (0.5 s, 1 s)
+ * are shorter than one round of pings, which wait about 2 s each.
+ */
+function watchCrashes(o: GateOptions): Crashes & { stop: () => Promise<void> } {
+  const crashes = new Map<string, Set<string>>();
+  const errors = new Map<string, string>();
+  let on = true;
+  const loop = (async () => {
+    while (on) {
+      try {
+        for (const p of await alwaysOn(o)) {
+          if (p.state !== 'crashed') continue;
+          crashes.set(p.name, (crashes.get(p.name) ?? new Set<string>()).add(p.since));
+          if (p.error) errors.set(p.name, p.error);
+        }
+      } catch {
+        // The gate's own look says when the waker does not answer.
+      }
+      await sleep(CRASH_WATCH_MS);
+    }
+  })();
+  return {
+    crashes,
+    errors,
+    stop: async () => {
+      on = false;
+      await loop;
+    },
+  };
+}
+
 /**
  * The health gate of an update: the waker answers, and every always-on persona answers ping on
  * its port with `commit.hash` equal to the new commit, within the timeout (each persona is
@@ -72,11 +114,18 @@ export async function pingHash(port: number): Promise<string | null> {
  * they last showed.
  */
 export async function healthGate(o: GateOptions): Promise<GateResult> {
+  const watch = watchCrashes(o);
+  try {
+    return await gate(o, watch);
+  } finally {
+    await watch.stop();
+  }
+}
+
+async function gate(o: GateOptions, { crashes, errors }: Crashes): Promise<GateResult> {
   const deadline = Date.now() + o.timeoutMs;
   const healthy = new Set<string>();
   const seen = new Map<string, string>();
-  /** Each persona's crashes seen, by when each began. */
-  const crashes = new Map<string, Set<string>>();
   /** Personas that answer on the commit while the waker's list does not show it yet. */
   const unlisted = new Set<string>();
   // A holder, not a variable: the exit is set from a callback the compiler does not follow.
@@ -123,17 +172,17 @@ export async function healthGate(o: GateOptions): Promise<GateResult> {
       }
       if (missing.length === 0 && unlisted.size === 0) return { ok: true, personas: [...healthy] };
       for (const p of missing) {
-        if (p.state !== 'crashed') continue;
         const times = crashes.get(p.name) ?? new Set<string>();
-        crashes.set(p.name, times.add(p.since));
+        if (p.state === 'crashed') crashes.set(p.name, times.add(p.since));
         if (times.size < CRASH_LIMIT) continue;
+        const error = p.error ?? errors.get(p.name) ?? null;
         const at = p.node ? ` on node ${p.node}` : '';
         const took = Math.round((Date.now() - (deadline - o.timeoutMs)) / 1000);
         return {
           ok: false,
           reason:
             `not healthy: ${p.name}${at} crashed ${times.size} times in ${took} s` +
-            (p.error ? ` (${p.error})` : ''),
+            (error ? ` (${error})` : ''),
         };
       }
     } catch (err) {
