@@ -173,6 +173,7 @@ export class Persona {
     return this.placement.problem(this.worker?.handle ?? null);
   }
 
+  /** A connection to the worker failed before any answer: its node may be gone (the driver's word). */
   workerUnreachable(error: NodeJS.ErrnoException): void {
     this.placement.unreachable(this.worker?.handle ?? null, error);
   }
