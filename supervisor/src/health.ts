@@ -47,8 +47,11 @@ export async function alwaysOn(
     5_000,
     headers,
   );
+  // A waker of another commit (the one an update rolls back to) may list fields this one does
+  // not know, or lack some it added: only the fields' types are held to, not their presence.
   const list: Joi.ValidationResult<PersonaList> = personaListSchema.validate(body, {
     allowUnknown: true,
+    presence: 'optional',
   });
   if (list.error) throw new Error(`the waker's persona list is invalid: ${list.error.message}`);
   return list.value.personas.filter(
