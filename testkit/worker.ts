@@ -84,7 +84,12 @@ export async function startWorker(opts: StartOptions = {}): Promise<RunningWorke
     if (o.body !== undefined) body = JSON.stringify(o.body);
     if (body !== undefined) headers['content-type'] ??= 'application/json';
     const started = performance.now();
-    const res = await fetch(w.url + route, { method, headers, body });
+    let res: Response;
+    try {
+      res = await fetch(w.url + route, { method, headers, body });
+    } catch (err) {
+      throw await unreachable(err, method, route);
+    }
     const text = await res.text();
     let parsed: unknown = text;
     try {
@@ -98,6 +103,28 @@ export async function startWorker(opts: StartOptions = {}): Promise<RunningWorke
       headers: res.headers,
       ms: performance.now() - started,
     };
+  };
+  /**
+   * A call the worker did not answer: a failure that says whether the worker process is gone
+   * (its exit code or signal) and what it logged last, so a worker that died mid-test tells why.
+   */
+  const unreachable = async (err: unknown, method: string, route: string): Promise<Error> => {
+    const gone = await Promise.race([
+      w.exited.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 500)),
+    ]);
+    const state = gone
+      ? `the worker exited (${w.proc.signalCode ?? w.proc.exitCode})`
+      : 'the worker is still running';
+    const errors = w.logs.filter((l) => l.includes('"level":"error"')).slice(-5);
+    const last = w.logs.slice(-8).filter((l) => !errors.includes(l));
+    const lines = [...errors, ...last].join('\n');
+    return new Error(
+      `${method} ${route}: ${String(err)}; ${state}; its errors and last lines:\n${lines}`,
+      {
+        cause: err,
+      },
+    );
   };
   return {
     url: w.url,

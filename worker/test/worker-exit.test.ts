@@ -113,6 +113,10 @@ describe('an uncaught exception', () => {
     expect(log[down]).toMatchObject({ reason: 'uncaught exception' });
     expect(log[stopped]).toMatchObject({ reason: 'uncaught exception' });
     expect(await until(() => !pids.some(isAlive), 10_000)).toBe(true);
+    // A test calling the dead worker is told why it died, not a bare refused connection.
+    await expect(crashing.call('GET', '/api/v1/system/ping')).rejects.toThrow(
+      /the worker exited \(1\).*\n.*test crash: PB_TEST_CRASH_FILE/,
+    );
   });
 
   test('the worker whose file never comes keeps running, browser and display too', async () => {
