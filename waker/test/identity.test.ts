@@ -434,6 +434,43 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
     expect(second.proxy.username).toBe(`${ACCOUNT}-country-de-session-${second.session}`);
   });
 
+  test('light sleep keeps the identity: the same worker wakes on the same session, and its browser goes through it', async () => {
+    const before = await awakeDe();
+    const pid = workerPid(FLEET, 'de');
+    const lookups = geo.lookups.length;
+    const requests = proxy.requests.length;
+    const slept = await call(`${waker.url}/api/personas/de/sleep`, {
+      method: 'POST',
+      body: { depth: 'light' },
+    });
+    expect(slept).toMatchObject({ status: 200, body: { state: 'sleeping', depth: 'light' } });
+    expect(readFile('de')).toEqual(before);
+    const created = await through('de', '/api/v1/ops/create-page', { page_id: 'light' });
+    expect(created).toMatchObject({ status: 200, body: { success: true } });
+    expect(await personaOf('de')).toMatchObject({ state: 'running', depth: null });
+    // The worker that slept, the file it wears, and no new lookup: no new session was made.
+    expect(workerPid(FLEET, 'de')).toBe(pid);
+    expect(readFile('de')).toEqual(before);
+    // (A page's own request, a late favicon, carries no token: only the waker's lookups do.)
+    expect(geo.lookups.slice(lookups).filter((l) => l.token === TOKEN)).toEqual([]);
+    expect((await personaOf('de')).proxy).toMatchObject({ session: before.session });
+    // The browser started on waking goes out through the same session.
+    const nav = await through('de', '/api/v1/ops/light/navigate', {
+      url: `${geo.url}/json?from=light`,
+    });
+    expect(nav.body).toMatchObject({ success: true, status_code: 200 });
+    expect(proxy.requests.slice(requests)).toContainEqual(
+      expect.objectContaining({
+        target: `127.0.0.1:${geo.port}`,
+        user: before.proxy.username,
+        status: 200,
+      }),
+    );
+    // Every request of the woken browser went through that session, none through another.
+    const users = new Set(proxy.requests.slice(requests).map((r) => r.user));
+    expect([...users]).toEqual([before.proxy.username]);
+  });
+
   test('a proxy that refuses the session fails the wake: no worker, no file, the error shown', async () => {
     await awakeDe();
     await sleepDe();
