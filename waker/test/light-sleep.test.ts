@@ -1,11 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Docker from 'dockerode';
+import WebSocket from 'ws';
 import type { PersonaInfo } from '@persona-browser/contracts';
 import { personaListSchema } from '@persona-browser/contracts';
 import { ensurePersonaImage } from '@persona-browser/testkit/image';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
 import {
+  KEY,
   ROOT,
   call,
   freePort,
@@ -260,6 +262,46 @@ test('a request in flight keeps an idle persona awake past its idle time; the la
       IDLE_S * 1000 - 200,
     );
   } finally {
+    sampler.stop();
+  }
+}, 120_000);
+
+test('an open live view keeps a persona off the ladder; closed, the ladder starts', async () => {
+  // A person opens the live view: a viewer session for the key, then the RFB WebSocket, which
+  // carries the screen's first bytes from the persona's VNC server.
+  const session = await call(`http://127.0.0.1:${ports.lena}/vnc/session`, { method: 'POST' });
+  expect(session.status).toBe(200);
+  const cookie = (session.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  expect(cookie).toMatch(/=/);
+  const ws = new WebSocket(`ws://127.0.0.1:${ports.lena}/vnc/websockify`, {
+    headers: { cookie, authorization: `Bearer ${KEY}` },
+  });
+  const banner = await new Promise<string>((resolve, reject) => {
+    ws.once('message', (data: Buffer) => resolve(data.toString('latin1')));
+    ws.once('error', reject);
+  });
+  expect(banner).toMatch(/^RFB \d{3}\.\d{3}\n/);
+  const sampler = sampleDepths('lena');
+  try {
+    const opened = Date.now();
+    // Time is what this tests: well past idle, pause and light times together.
+    await new Promise((r) => setTimeout(r, (IDLE_S + PAUSE_S + 2) * 1000));
+    const watched = sampler.seen.filter((x) => x.at > opened);
+    expect(watched.length).toBeGreaterThan(20);
+    expect(watched.every((x) => x.p.state === 'running' && x.p.depth === null)).toBe(true);
+    // Control: closed, the persona goes down the ladder after its idle time.
+    const closed = Date.now();
+    ws.close();
+    await until(
+      async () => (Number.isFinite(firstAt(sampler.seen, 'paused', closed)) ? true : null),
+      30_000,
+      'lena paused after the live view closed',
+    );
+    expect(firstAt(sampler.seen, 'paused', closed) - closed).toBeGreaterThanOrEqual(
+      IDLE_S * 1000 - 200,
+    );
+  } finally {
+    ws.terminate();
     sampler.stop();
   }
 }, 120_000);
