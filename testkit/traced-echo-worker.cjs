@@ -1,8 +1,9 @@
 // The kit's stand-in worker (echo-worker.cjs), started slowly and traced from outside the waker:
 // it appends `{persona, pid, event: 'boot' | 'listening', t}` lines to PB_TRACE_FILE (t: ms on
 // the host's clock, shared by every process) when its process has booted and once it listens,
-// after ECHO_START_DELAY_MS (what a real worker's Xvfb and Chromium take). A test reads from
-// the lines how many workers were starting at any moment.
+// after ECHO_START_DELAY_MS (what a real worker's Xvfb and Chromium take). Its browser's start
+// from light sleep (GET /api/v1/system/start) takes as long, between a 'start' and a 'started'
+// line. A test reads from the lines how many workers, or browsers, were starting at any moment.
 const fs = require('node:fs');
 const http = require('node:http');
 const { performance } = require('node:perf_hooks');
@@ -26,4 +27,17 @@ http.Server.prototype.listen = function (...args) {
   this.once('listening', () => trace('listening'));
   return listen.apply(this, args);
 };
-setTimeout(() => require('./echo-worker.cjs'), Number(process.env.ECHO_START_DELAY_MS ?? 0));
+const delayMs = Number(process.env.ECHO_START_DELAY_MS ?? 0);
+const createServer = http.createServer;
+http.createServer = function (handler) {
+  return createServer.call(this, (req, res) => {
+    if (req.url !== '/api/v1/system/start') return handler(req, res);
+    trace('start');
+    setTimeout(() => {
+      trace('started');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ success: true, page_id: null, message: 'Navigator started' }));
+    }, delayMs);
+  });
+};
+setTimeout(() => require('./echo-worker.cjs'), delayMs);

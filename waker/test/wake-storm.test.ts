@@ -26,7 +26,8 @@ const OPEN_GATE = process.env.WAKE_STORM_OPEN_GATE === '1';
 interface TraceLine {
   persona: string;
   pid: number;
-  event: 'boot' | 'listening';
+  /** A worker's process booted, and listened; a kept worker's browser started, and was up. */
+  event: 'boot' | 'listening' | 'start' | 'started';
   t: number;
 }
 
@@ -41,16 +42,18 @@ function readTrace(file: string): TraceLine[] {
 
 /**
  * The most workers that were starting (booted, not yet listening) at one moment, from the
- * trace: a sweep over the boots and listens in time order (a listen before a boot at a tie).
+ * trace, or with `browsers` the most kept workers starting their browser: a sweep over the
+ * beginnings and ends in time order (an end before a beginning at a tie).
  */
-function mostStartingAtOnce(lines: TraceLine[]): number {
-  const events = [...lines].sort(
-    (a, b) => a.t - b.t || (a.event === 'listening' ? -1 : 1) - (b.event === 'listening' ? -1 : 1),
-  );
+function mostStartingAtOnce(lines: TraceLine[], browsers = false): number {
+  const [begin, end] = browsers ? ['start', 'started'] : ['boot', 'listening'];
+  const events = lines
+    .filter((l) => l.event === begin || l.event === end)
+    .sort((a, b) => a.t - b.t || (a.event === end ? -1 : 1) - (b.event === end ? -1 : 1));
   let now = 0;
   let most = 0;
   for (const e of events) {
-    now += e.event === 'boot' ? 1 : -1;
+    now += e.event === begin ? 1 : -1;
     most = Math.max(most, now);
   }
   return most;
@@ -162,6 +165,32 @@ describe('a wake storm', () => {
     // The waker said so too: those beyond the concurrency waited for a turn.
     const waited = storm.logs.filter((m) => m === 'start waits its turn');
     expect(waited.length).toBeGreaterThanOrEqual(STORM - CONCURRENCY);
+  });
+
+  it('wakes from light sleep take turns too: at most WAKER_WAKE_CONCURRENCY browsers start at once, in the workers that stayed', async () => {
+    const storm = await startStorm('l', {
+      concurrency: OPEN_GATE ? 1000 : CONCURRENCY,
+      queueS: 120,
+      delayMs: 300,
+    });
+    running = storm;
+    expect((await callAll(storm)).map((r) => r.status)).toEqual(storm.ports.map(() => 200));
+    const names = storm.fleet.list().map((p) => p.name);
+    await Promise.all(names.map((name) => storm.fleet.get(name).sleep('light')));
+    expect(storm.fleet.list().map((p) => p.depth)).toEqual(names.map(() => 'light'));
+    const before = readTrace(storm.trace).length;
+
+    const replies = await callAll(storm);
+    expect(replies.map((r) => r.status)).toEqual(replies.map(() => 200));
+    const trace = readTrace(storm.trace).slice(before);
+    // Every persona's browser started in the worker it kept: no worker booted anew.
+    expect(trace.filter((l) => l.event === 'boot')).toEqual([]);
+    expect(new Set(trace.filter((l) => l.event === 'start').map((l) => l.persona)).size).toBe(
+      STORM,
+    );
+    const most = mostStartingAtOnce(trace, true);
+    expect(most).toBeLessThanOrEqual(CONCURRENCY);
+    expect(most).toBeGreaterThan(1);
   });
 
   it('with a queue wait too short for the storm, the callers beyond it meet 503, Retry-After and the reason', async () => {

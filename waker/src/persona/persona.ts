@@ -283,7 +283,7 @@ export class Persona {
       counters?.wakeEnded(this.name, (performance.now() - started) / 1000, ok);
     if (this.worker?.depth === 'light') {
       // Its browser starts in the worker that stayed; a worker that cannot is replaced.
-      if (await this.wakeLight(this.worker)) {
+      if (await this.wakeLight(this.worker, ended)) {
         ended(true);
         return;
       }
@@ -358,23 +358,7 @@ export class Persona {
         this.retryAfterS(),
       );
     }
-    // A bounded number of workers start at once (a storm of wakes): this one waits its turn,
-    // and one that does not come in time sends the caller back with when to try again.
-    let endTurn = (): void => undefined;
-    if (this.opts.startGate) {
-      try {
-        endTurn = await this.opts.startGate.turn(this.name);
-      } catch (err) {
-        const message = errorMessage(err);
-        this.apply('sleep', message);
-        ended(false);
-        this.wakeFailed();
-        throw new WakeError(
-          `persona ${this.name} did not start: ${message}`,
-          this.opts.startGate.retryAfterS(),
-        );
-      }
-    }
+    const endTurn = await this.startTurn(ended);
     let handle: InstanceHandle | null = null;
     try {
       const starting = this.opts.driver.start({
@@ -831,20 +815,24 @@ export class Persona {
    * The wake from light sleep: the kept worker starts its browser. False when it could not (the
    * worker is then a leftover, stopped before a fresh start).
    */
-  private async wakeLight(worker: Worker): Promise<boolean> {
-    this.opts.counters?.woke(this.name);
+  private async wakeLight(worker: Worker, ended: (ok: boolean) => void): Promise<boolean> {
     this.apply('wake');
+    // A browser's start takes a turn as a worker's does: it is most of a worker's start.
+    const endTurn = await this.startTurn(ended);
+    this.opts.counters?.woke(this.name);
     try {
       await browserUp(worker.handle.address, this.serviceKey, this.opts.readyTimeoutMs);
     } catch (err) {
       this.log.warn('wake from light sleep failed: starting a new worker', {
         error: errorMessage(err),
       });
+      endTurn();
       this.workerGone();
       this.placement.renewAgent();
       this.leftovers.add(worker.handle, true);
       return false;
     }
+    endTurn();
     worker.depth = null;
     // What changed while it slept (a token revoked) reaches it before any request does.
     await this.opts.workerUp?.(this.name, worker.handle);
@@ -852,6 +840,25 @@ export class Persona {
     this.activity.touch();
     this.apply('ready', null);
     return true;
+  }
+
+  /**
+   * Waits for this persona's turn to start (a worker, or a kept worker's browser) and resolves
+   * with the function that ends it. A bounded number start at once (a storm of wakes); one whose
+   * turn does not come in time goes back to sleep, and its caller is told when to try again.
+   */
+  private async startTurn(ended: (ok: boolean) => void): Promise<() => void> {
+    const gate = this.opts.startGate;
+    if (!gate) return () => undefined;
+    try {
+      return await gate.turn(this.name);
+    } catch (err) {
+      const message = errorMessage(err);
+      this.apply('sleep', message);
+      ended(false);
+      this.wakeFailed();
+      throw new WakeError(`persona ${this.name} did not start: ${message}`, gate.retryAfterS());
+    }
   }
 
   private get serviceKey(): string | null {
