@@ -6,6 +6,7 @@
  *   - paused: the container frozen (WAKER_PAUSE_SECONDS);
  *   - light: the worker kept, its browser closed (LIGHT_SLEEP_SECONDS);
  *   - deep: no container.
+ * Memory is read as the sleep call answers (`held_mb`) and once it has settled (`settled_mb`).
  * Each run puts the persona to the depth with `POST /api/personas/{name}/sleep {"depth": …}`.
  * Build and run: npm run build:bench && node waker/dist-bench/bench/depths.js
  * Env: PERSONA_IMAGE (else the image built from this checkout), RUNS (9).
@@ -36,6 +37,22 @@ async function heldMb(name: string): Promise<number> {
   if (!info?.State.Running) return 0;
   const held = cgroupHeldMb(info.State.Pid);
   return held ? Math.round((held.anon + held.shmem + held.kernel) * 10) / 10 : NaN;
+}
+
+/**
+ * What the container holds once a depth has settled: read every second until two readings in a
+ * row are within 1 MB (a closed browser's processes take a moment to exit and the worker's heap
+ * to shrink), at most 20 s; the last reading.
+ */
+async function settledMb(name: string): Promise<number> {
+  let last = await heldMb(name);
+  for (let i = 0; i < 20; i += 1) {
+    await new Promise((r) => setTimeout(r, 1_000));
+    const now = await heldMb(name);
+    if (Math.abs(now - last) < 1) return now;
+    last = now;
+  }
+  return last;
 }
 
 async function main(): Promise<void> {
@@ -79,15 +96,21 @@ async function main(): Promise<void> {
     for (const depth of ['paused', 'light', 'deep'] as SleepDepth[]) {
       const wakes: number[] = [];
       const held: number[] = [];
+      const settled: number[] = [];
       for (let i = 0; i < RUNS; i += 1) {
         const slept = await call(`${api}/sleep`, { method: 'POST', body: { depth } });
         const at = (slept.body as { depth?: string }).depth;
         if (slept.status !== 200 || at !== depth)
           throw new Error(`sleep ${depth} answered ${slept.status}, depth ${String(at)}`);
         held.push(await heldMb(container));
+        settled.push(await settledMb(container));
         wakes.push(await createPage());
       }
-      report[depth] = { wake_to_create_page_ms: stats(wakes), held_mb: stats(held) };
+      report[depth] = {
+        wake_to_create_page_ms: stats(wakes),
+        held_mb: stats(held),
+        settled_mb: stats(settled),
+      };
     }
   } finally {
     await w.stop();

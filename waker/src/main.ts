@@ -61,6 +61,10 @@ async function main(): Promise<void> {
     personas: (): PersonaRow[] => fleet.rows(),
     latest: (): MetricsSample | null => metrics.latest(),
     budget: (): BudgetRow[] => budget.usage(),
+    starts: (): { running: number; waiting: number } => ({
+      running: fleet.startGate.running,
+      waiting: fleet.startGate.waiting,
+    }),
   });
   // Scoped tokens, kept beside the personas; one guard for every door of this waker (its API,
   // its MCP, each persona's port), so failed attempts are counted once per address.

@@ -7,6 +7,7 @@ import type { Reply } from '@persona-browser/testkit/waker';
 import { KEY, ROOT, call, freePort, makePersonas, until } from '@persona-browser/testkit/waker';
 import { ProcessDriver } from '../src/drivers/process';
 import { Fleet } from '../src/fleet';
+import { FleetMetrics } from '../src/metrics/prometheus';
 
 /**
  * A wake storm: every persona of a fleet called at the same moment (a cron at 09:00), each
@@ -147,7 +148,37 @@ describe('a wake storm', () => {
       delayMs: 300,
     });
     running = storm;
-    const replies = await callAll(storm);
+    // Prometheus' view of the gate, scraped all through the storm.
+    const metrics = new FleetMetrics({
+      personas: () => storm.fleet.rows(),
+      latest: () => null,
+      starts: () => ({
+        running: storm.fleet.startGate.running,
+        waiting: storm.fleet.startGate.waiting,
+      }),
+    });
+    const gauge = (text: string, name: string): number =>
+      Number(new RegExp(`^persona_browser_fleet_${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const scraped: { running: number; waiting: number }[] = [];
+    let storming = true;
+    const scraping = (async () => {
+      while (storming) {
+        const { text } = await metrics.scrape();
+        scraped.push({
+          running: gauge(text, 'starts_running'),
+          waiting: gauge(text, 'starts_waiting'),
+        });
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    const replies = await callAll(storm).finally(() => (storming = false));
+    await scraping;
+    const after = (await metrics.scrape()).text;
+    expect([gauge(after, 'starts_running'), gauge(after, 'starts_waiting')]).toEqual([0, 0]);
+    const mostRunning = Math.max(...scraped.map((m) => m.running));
+    expect(mostRunning).toBeLessThanOrEqual(CONCURRENCY);
+    expect(mostRunning).toBeGreaterThan(1);
+    expect(Math.max(...scraped.map((m) => m.waiting))).toBeGreaterThan(0);
 
     // None lost, none refused: every caller reached its own persona's worker.
     expect(replies.map((r) => r.status)).toEqual(replies.map(() => 200));

@@ -49,6 +49,8 @@ export interface FleetSources {
   latest: () => MetricsSample | null;
   /** The memory budget per node ('' for this host): its limit and what awake personas hold. */
   budget?: () => BudgetRow[];
+  /** The start gate: starts holding a turn, starts waiting for one. */
+  starts?: () => { running: number; waiting: number };
 }
 
 /** The memory budget of one node ('' for this host) in MB. */
@@ -173,6 +175,25 @@ export class FleetMetrics implements PersonaCounters, RefusalCounter {
           if (s) this.set({ persona: name }, s.rss_mb * MB);
       },
     });
+    const starts = sources.starts;
+    if (starts) {
+      new Gauge({
+        name: `${FLEET_PREFIX}starts_running`,
+        help: 'Workers (or kept workers\' browsers) starting now, each holding a start turn',
+        registers,
+        collect() {
+          this.set(starts().running);
+        },
+      });
+      new Gauge({
+        name: `${FLEET_PREFIX}starts_waiting`,
+        help: 'Starts waiting for a turn (WAKER_WAKE_CONCURRENCY are running)',
+        registers,
+        collect() {
+          this.set(starts().waiting);
+        },
+      });
+    }
     const host = (name: string, help: string, read: (s: MetricsSample) => number): Gauge =>
       new Gauge({
         name: `${FLEET_PREFIX}${name}`,
