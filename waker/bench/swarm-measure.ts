@@ -5,6 +5,11 @@
 import http from 'node:http';
 
 export const STATUS = '/api/v1/system/status';
+/**
+ * A read with the key that wakes a sleeping persona (a status read never does: the waker
+ * answers it for a sleeping persona itself).
+ */
+export const WAKING_READ = '/api/v1/system/process-tree';
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -17,17 +22,21 @@ export interface Answer {
   body: string;
 }
 
-/** One GET of `host:port` + `route` through `agent`; resolves with its status, time and body. */
+/**
+ * One GET of `host:port` + `route` through `agent` (with `headers`); resolves with its status,
+ * time and body.
+ */
 export function get(
   host: string,
   port: number,
   route: string,
   agent: http.Agent,
   timeoutMs = 60_000,
+  headers: http.OutgoingHttpHeaders = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const t = performance.now();
-    const req = http.get({ host, port, path: route, agent }, (res) => {
+    const req = http.get({ host, port, path: route, agent, headers }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       res.on('end', () =>

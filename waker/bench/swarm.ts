@@ -2,8 +2,9 @@
  * The fleet across servers, measured on a real three-node Swarm on this machine (the test
  * kit's cluster: this engine as the manager, two namespaced engines as workers) with the
  * waker as users run it (WAKER_DRIVER=swarm):
- *   1. wake of a sleepy persona on a worker node, first request on its port to the answer
- *      (and the same on the manager for comparison), with where the time goes;
+ *   1. wake of a sleepy persona on a worker node, first request on its port (a read with the key)
+ *      to the answer (and the same on the manager for comparison), with where the time goes;
+ *      then wakes from light sleep there, to a created page;
  *   2. status through the front door to an awake persona on a worker node against one on the
  *      manager, p50/p90/p99, requests one at a time on a kept-alive connection;
  *   3. scale 1/0 against create/remove of a persona service, with the raw engine.
@@ -23,10 +24,17 @@ import { ensurePersonaImage } from '@persona-browser/testkit/image';
 import { startSwarmCluster } from '@persona-browser/testkit/swarm-cluster';
 import type { SwarmCluster } from '@persona-browser/testkit/swarm-cluster';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
-import { ROOT, call, freePort, makePersonas, startWaker } from '@persona-browser/testkit/waker';
+import {
+  KEY,
+  ROOT,
+  call,
+  freePort,
+  makePersonas,
+  startWaker,
+} from '@persona-browser/testkit/waker';
 import { measureLifecycle } from './swarm-lifecycle';
 import type { UpTimes } from './swarm-lifecycle';
-import { STATUS, figures, get, median, r1, r2, say } from './swarm-measure';
+import { STATUS, WAKING_READ, figures, get, median, r1, r2, say } from './swarm-measure';
 import { PHASES, engineOf, traceWake } from './swarm-trace';
 import type { WakeTrace } from './swarm-trace';
 
@@ -37,6 +45,7 @@ const LIFECYCLE_RUNS = Number(process.env.LIFECYCLE_RUNS ?? 3);
 const GOAL_WAKE_MS = 3_000;
 const GOAL_P50_EXTRA_MS = 1;
 const FLEET = `swb${process.pid}`;
+const BEARER = { authorization: `Bearer ${KEY}` };
 
 let cluster: SwarmCluster | null = null;
 let waker: RunningWaker | null = null;
@@ -75,7 +84,7 @@ async function wakes(
         throw new Error(`sleep of ${name}: ${JSON.stringify(slept.body)}`);
       }
       const sentAt = Date.now();
-      const r = await get('127.0.0.1', port, STATUS, agent);
+      const r = await get('127.0.0.1', port, WAKING_READ, agent, 60_000, BEARER);
       if (r.status !== 200) throw new Error(`wake of ${name} answered ${r.status}: ${r.body}`);
       ms.push(r.ms);
       const t = trace ? await trace(sentAt, r.ms) : null;
@@ -204,7 +213,15 @@ async function main(): Promise<void> {
 
   // 1. Wakes. The first start of each makes its profile; it is not a sample.
   for (const name of ['far', 'near'] as const) {
-    const first = await get('127.0.0.1', ports[name], STATUS, new http.Agent());
+    const first = await get(
+      '127.0.0.1',
+      ports[name],
+      WAKING_READ,
+      new http.Agent(),
+      120_000,
+      BEARER,
+    );
+    if (first.status !== 200) throw new Error(`first start of ${name} answered ${first.status}`);
     say(`first start of ${name} (new profile): ${r1(first.ms)} ms`);
   }
   say(`wake of a sleepy persona on ${far.hostname} (a worker node):`);
