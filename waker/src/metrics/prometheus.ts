@@ -179,7 +179,7 @@ export class FleetMetrics implements PersonaCounters, RefusalCounter {
     if (starts) {
       new Gauge({
         name: `${FLEET_PREFIX}starts_running`,
-        help: 'Workers (or kept workers\' browsers) starting now, each holding a start turn',
+        help: "Workers (or kept workers' browsers) starting now, each holding a start turn",
         registers,
         collect() {
           this.set(starts().running);
