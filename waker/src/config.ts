@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import Joi from 'joi';
 import { ConfigError, layeredEnv, validateEnv } from '@persona-browser/service-kit';
@@ -77,8 +76,11 @@ export interface WakerConfig {
   swarm: { network: string; dataDir: string };
   /** The memory budget of the personas (memory-config.ts). */
   memory: MemorySettings;
-  /** Workers that may start at once on this node (a storm of wakes starts a few at a time). */
-  wakeConcurrency: number;
+  /**
+   * Workers that may start at once on each node (a storm of wakes starts a few at a time); null
+   * when not set: each node's own cores (this host's on a single server).
+   */
+  wakeConcurrency: number | null;
   /** How long a start may wait for its turn before its caller meets 503 with Retry-After. */
   wakeQueueS: number;
 }
@@ -102,7 +104,7 @@ interface WakerEnv extends MemoryEnv {
   LIGHT_SLEEP_SECONDS: number;
   AUTH_FAILURES_PER_MINUTE: number;
   WAKER_START_RETRY_S: number;
-  WAKER_WAKE_CONCURRENCY: number;
+  WAKER_WAKE_CONCURRENCY?: number;
   WAKER_WAKE_QUEUE_S: number;
   SUPERVISOR_URL?: string;
   PB_SUPERVISOR_PID?: number;
@@ -140,13 +142,7 @@ const schema = Joi.object<WakerEnv, true>({
     .default(0),
   AUTH_FAILURES_PER_MINUTE: Joi.number().integer().min(0).max(100000).default(20),
   WAKER_START_RETRY_S: Joi.number().min(0).max(3600).default(60),
-  WAKER_WAKE_CONCURRENCY: Joi.number()
-    .integer()
-    .min(1)
-    .max(1000)
-    .allow('')
-    .empty('')
-    .default(() => os.availableParallelism()),
+  WAKER_WAKE_CONCURRENCY: Joi.number().integer().min(1).max(1000).allow('').empty(''),
   WAKER_WAKE_QUEUE_S: Joi.number().min(0).max(3600).allow('').empty('').default(60),
   SUPERVISOR_URL: Joi.string()
     .allow('')
@@ -249,7 +245,7 @@ export function loadWakerConfig(
     },
     swarm: { network: v.SWARM_NETWORK, dataDir: v.SWARM_DATA_DIR },
     memory: memorySettings(v),
-    wakeConcurrency: v.WAKER_WAKE_CONCURRENCY,
+    wakeConcurrency: v.WAKER_WAKE_CONCURRENCY ?? null,
     wakeQueueS: v.WAKER_WAKE_QUEUE_S,
   };
 }

@@ -15,7 +15,7 @@ import { keepRequests } from './metrics';
 import type { Logger } from '@persona-browser/service-kit';
 import { errnoCode, errorMessage } from '@persona-browser/service-kit';
 import { Persona } from './persona/persona';
-import { StartGate } from './persona/start-gate';
+import { StartGate, coresOfNodes } from './persona/start-gate';
 import type { PersonaSpec } from './persona/folders';
 import { discoverPersonas } from './persona/folders';
 
@@ -59,8 +59,11 @@ export interface FleetOptions {
   repoRoot?: string;
   /** Runs once a persona's worker answers, before requests reach it (the revoked tokens). */
   workerUp?: (persona: string, handle: InstanceHandle) => Promise<void>;
-  /** Workers that may start at once (WAKER_WAKE_CONCURRENCY); default: the host's cores. */
-  wakeConcurrency?: number;
+  /**
+   * Workers that may start at once on each node (WAKER_WAKE_CONCURRENCY); unset or null: each
+   * node's own cores, this host's on a single server.
+   */
+  wakeConcurrency?: number | null;
   /** How long a start may wait for its turn before its caller meets 503 (WAKER_WAKE_QUEUE_S). */
   wakeQueueS?: number;
 }
@@ -92,13 +95,17 @@ export class Fleet {
   readonly startGate: StartGate;
 
   constructor(private readonly opts: FleetOptions) {
+    const set = opts.wakeConcurrency ?? null;
     this.startGate = new StartGate({
-      concurrency: opts.wakeConcurrency ?? os.availableParallelism(),
+      concurrency: set ?? os.availableParallelism(),
+      // Unset, a cluster's node starts as many at once as it has cores.
+      nodeConcurrency: coresOfNodes(set, () => opts.driver.nodes?.() ?? []),
       queueMs: (opts.wakeQueueS ?? 60) * 1000,
-      onWait: (persona, ahead) =>
+      onWait: (persona, ahead, node) =>
         opts.logger.info('start waits its turn', {
           persona,
           ahead,
+          ...(node ? { node } : {}),
           starting: this.startGate.running,
         }),
     });

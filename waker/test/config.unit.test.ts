@@ -87,11 +87,14 @@ describe('waker configuration', () => {
     });
   });
 
-  test('the start gate: unset is one start per core and a minute of queue; set is read', () => {
+  test("the start gate: unset is each node's cores and a minute of queue; set is read", () => {
     const root = repo({});
     expect(loadWakerConfig({}, root, NO_SOCKET)).toMatchObject({
-      wakeConcurrency: os.availableParallelism(),
+      wakeConcurrency: null,
       wakeQueueS: 60,
+    });
+    expect(loadWakerConfig({ WAKER_WAKE_CONCURRENCY: '' }, root, NO_SOCKET)).toMatchObject({
+      wakeConcurrency: null,
     });
     const env = { WAKER_WAKE_CONCURRENCY: '4', WAKER_WAKE_QUEUE_S: '2.5' };
     expect(loadWakerConfig(env, root, NO_SOCKET)).toMatchObject({

@@ -9,6 +9,8 @@ import type { ExitInfo, NodeStatus } from './types';
 
 export interface SwarmNodeInfo extends NodeRoom {
   id: string;
+  /** The node's cores (the engine's NanoCPUs), 0 where it does not say. */
+  cpus: number;
   /** The engine's own words when it is not ready ("heartbeat failure"). */
   message: string;
 }
@@ -50,6 +52,7 @@ export function readNode(raw: unknown): SwarmNodeInfo {
     ready: str(status.State) === 'ready',
     active: str(rec(node.Spec).Availability) === 'active',
     memoryMb: Math.floor(num(rec(description.Resources).MemoryBytes) / (1024 * 1024)),
+    cpus: Math.floor(num(rec(description.Resources).NanoCPUs) / 1e9),
     message: str(status.Message) || str(status.State),
   };
 }
@@ -125,6 +128,7 @@ export function nodeList(nodes: SwarmNodeInfo[]): NodeStatus[] {
       ready: n.ready,
       active: n.active,
       memory_mb: n.memoryMb,
+      cpus: n.cpus,
       message: n.message,
     }))
     .sort((a, b) => a.hostname.localeCompare(b.hostname));

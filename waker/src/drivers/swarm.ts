@@ -120,6 +120,8 @@ export class SwarmDriver implements RuntimeDriver {
   private readonly strays: StrayCopies;
   /** Starts under way, by persona: counted on their node when another persona is placed. */
   private readonly starting = new Map<string, PlacedPersona>();
+  /** Personas whose claim in `starting` was made by `plan`, their start still to come. */
+  private readonly planned = new Set<string>();
 
   private constructor(
     private readonly opts: SwarmDriverOptions,
@@ -359,13 +361,33 @@ export class SwarmDriver implements RuntimeDriver {
 
   // --- start and stop ------------------------------------------------------------------------
 
-  async start(spec: InstanceSpec): Promise<InstanceHandle> {
-    const refused = serviceProblem(this.workerEnv(spec));
-    if (refused) throw new DriverError(refused);
+  async plan(spec: InstanceSpec): Promise<string> {
     const memoryMb = spec.memoryLimitMb ?? UNLIMITED_PERSONA_MB;
     const claim = spec.node
       ? this.claim(spec.name, spec.node, memoryMb)
       : await this.place(spec.name, memoryMb);
+    this.planned.add(spec.name);
+    return claim.node;
+  }
+
+  unplan(persona: string): void {
+    if (this.planned.delete(persona)) this.starting.delete(persona);
+  }
+
+  async start(spec: InstanceSpec): Promise<InstanceHandle> {
+    // Where it was planned to go (and counted since), else placed now.
+    const planned = this.planned.delete(spec.name) ? this.starting.get(spec.name) : undefined;
+    const refused = serviceProblem(this.workerEnv(spec));
+    if (refused) {
+      if (planned && this.starting.get(spec.name) === planned) this.starting.delete(spec.name);
+      throw new DriverError(refused);
+    }
+    const memoryMb = spec.memoryLimitMb ?? UNLIMITED_PERSONA_MB;
+    const claim =
+      planned ??
+      (spec.node
+        ? this.claim(spec.name, spec.node, memoryMb)
+        : await this.place(spec.name, memoryMb));
     const node = claim.node;
     try {
       const problem = this.nodeProblem(node);

@@ -57,6 +57,15 @@ export interface RuntimeDriver {
   readonly canAdopt: boolean;
   /** Starts a worker; resolves once it runs (not yet necessarily answering HTTP). */
   start(spec: InstanceSpec): Promise<InstanceHandle>;
+  /**
+   * The node a start of `spec` will run on (a cluster's choice), claimed for it from now on:
+   * placement counts it there until `start(spec)`, which runs it there, or until `unplan`. It
+   * lets the waker take that node's start turn before the start. Drivers of one server leave
+   * this out.
+   */
+  plan?(spec: InstanceSpec): Promise<string>;
+  /** Drops the claim of a `plan` whose start will not come (its turn was refused). */
+  unplan?(persona: string): void;
   /** Stops the worker (graceful, then forced) and removes what the driver created for it. */
   stop(handle: InstanceHandle): Promise<void>;
   pause?(handle: InstanceHandle): Promise<void>;
@@ -94,6 +103,8 @@ export interface NodeStatus {
   /** Availability `active`: new tasks may start there (not drained or paused). */
   active: boolean;
   memory_mb: number;
+  /** Its cores (0 where the engine does not say): how many workers start there at once. */
+  cpus: number;
   /** The engine's words for its state ("heartbeat failure"). */
   message: string;
 }

@@ -3,7 +3,7 @@ import type { CommitInfo, PersonaInfo, PersonaState, SleepDepth } from '@persona
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage } from '@persona-browser/service-kit';
 import { Activity } from './activity';
-import type { Address, ExitInfo, InstanceHandle } from '../drivers/types';
+import type { Address, ExitInfo, InstanceHandle, InstanceSpec } from '../drivers/types';
 import type { ProxyStatus } from '../identity';
 import { RestartBackoff } from './backoff';
 import { PersonaIdentity } from './identity';
@@ -358,17 +358,26 @@ export class Persona {
         this.retryAfterS(),
       );
     }
-    const endTurn = await this.startTurn(ended);
+    const spec: InstanceSpec = {
+      name: this.name,
+      personaDir: this.spec.dir,
+      env: personaWorkerEnv(this.spec.dir, this.opts.workerEnv),
+      memoryLimitMb: this.spec.memoryLimitMb,
+      cpus: this.spec.cpus,
+      node: this.spec.node ?? null,
+    };
+    // The turn is taken on the node the worker will start on: each node starts its own few.
+    const node = await this.startNode(spec, ended);
+    let endTurn: () => void;
+    try {
+      endTurn = await this.startTurn(ended, node);
+    } catch (err) {
+      this.opts.driver.unplan?.(this.name);
+      throw err;
+    }
     let handle: InstanceHandle | null = null;
     try {
-      const starting = this.opts.driver.start({
-        name: this.name,
-        personaDir: this.spec.dir,
-        env: personaWorkerEnv(this.spec.dir, this.opts.workerEnv),
-        memoryLimitMb: this.spec.memoryLimitMb,
-        cpus: this.spec.cpus,
-        node: this.spec.node ?? null,
-      });
+      const starting = this.opts.driver.start(spec);
       handle = await deadline(starting, this.driverTimeoutMs, 'the start', {
         timedOut: () => {
           this.lateStarts.add(starting);
@@ -818,7 +827,7 @@ export class Persona {
   private async wakeLight(worker: Worker, ended: (ok: boolean) => void): Promise<boolean> {
     this.apply('wake');
     // A browser's start takes a turn as a worker's does: it is most of a worker's start.
-    const endTurn = await this.startTurn(ended);
+    const endTurn = await this.startTurn(ended, worker.handle.node ?? '');
     this.opts.counters?.woke(this.name);
     try {
       await browserUp(worker.handle.address, this.serviceKey, this.opts.readyTimeoutMs);
@@ -847,17 +856,41 @@ export class Persona {
    * with the function that ends it. A bounded number start at once (a storm of wakes); one whose
    * turn does not come in time goes back to sleep, and its caller is told when to try again.
    */
-  private async startTurn(ended: (ok: boolean) => void): Promise<() => void> {
+  private async startTurn(ended: (ok: boolean) => void, node: string): Promise<() => void> {
     const gate = this.opts.startGate;
     if (!gate) return () => undefined;
     try {
-      return await gate.turn(this.name);
+      return await gate.turn(this.name, node);
     } catch (err) {
       const message = errorMessage(err);
       this.apply('sleep', message);
       ended(false);
       this.wakeFailed();
-      throw new WakeError(`persona ${this.name} did not start: ${message}`, gate.retryAfterS());
+      throw new WakeError(`persona ${this.name} did not start: ${message}`, gate.retryAfterS(node));
+    }
+  }
+
+  /**
+   * The node a new worker will start on ('' on a single server): its own (`NODE=`), else the
+   * one the driver places it on, claimed for it until its start (`RuntimeDriver.plan`). A
+   * placement that fails fails the wake, as a start that fails does.
+   */
+  private async startNode(spec: InstanceSpec, ended: (ok: boolean) => void): Promise<string> {
+    const driver = this.opts.driver;
+    if (spec.node) return spec.node;
+    if (!driver.plan) return '';
+    try {
+      return await deadline(driver.plan(spec), this.driverTimeoutMs, 'the placement', {
+        // A placement that ends after its deadline claims a node no start will come to.
+        ended: () => driver.unplan?.(this.name),
+      });
+    } catch (err) {
+      const message = errorMessage(err);
+      this.backoff.failed();
+      this.apply('fail', `start failed: ${message}`);
+      ended(false);
+      this.wakeFailed();
+      throw new WakeError(`persona ${this.name} did not start: ${message}`, this.retryAfterS());
     }
   }
 
