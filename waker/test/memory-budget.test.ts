@@ -2,6 +2,7 @@ import http from 'node:http';
 import WebSocket from 'ws';
 import type { Browser } from 'puppeteer-core';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import { workerPid } from '@persona-browser/testkit/fleet-procs';
 import type { ClientBrowser } from '@persona-browser/testkit/client-browser';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
 import {
@@ -123,6 +124,31 @@ test('FLEET_MAX_AWAKE=2: the least recently used idle persona sleeps when a thir
   expect((await callPersona('a')).status).toBe(200);
   expect(await states(waker)).toMatchObject({ a: 'running', b: 'running', c: 'sleeping' });
   for (const ws of views.splice(0)) ws.terminate();
+  await waker.stop();
+  waker = null;
+});
+
+test('a persona in light sleep holds memory: the budget puts it to deep sleep first when it is the least recently used', async () => {
+  waker = await start({ FLEET_MAX_AWAKE: '2', LIGHT_SLEEP_SECONDS: '3600' });
+  const fleet = `mbudget${process.pid}`;
+  expect((await callPersona('a')).status).toBe(200);
+  const light = await call(`${waker.url}/api/personas/a/sleep`, {
+    method: 'POST',
+    body: { depth: 'light' },
+  });
+  expect(light.body).toMatchObject({ state: 'sleeping', depth: 'light' });
+  const kept = workerPid(fleet, 'a');
+  expect(kept).not.toBeNull();
+  expect((await callPersona('b')).status).toBe(200);
+  // The control: a kept worker and a running one are two, and two fit: a stays as it sleeps.
+  expect((await waker.persona('a')).depth).toBe('light');
+  expect(workerPid(fleet, 'a')).toBe(kept);
+  // A third is one too many: a, used least recently, goes deep; b, used since, runs on.
+  expect((await callPersona('c')).status).toBe(200);
+  expect(await waker.persona('a')).toMatchObject({ state: 'sleeping', depth: 'deep' });
+  expect(await states(waker)).toMatchObject({ b: 'running', c: 'running' });
+  expect(workerPid(fleet, 'a')).toBeNull();
+  expect(waker.logs.some((l) => l.includes('"slept":"a"'))).toBe(true);
   await waker.stop();
   waker = null;
 });
