@@ -21,6 +21,7 @@ import {
  * and two do not.
  */
 const NAMES = ['a', 'b', 'c'] as const;
+const FLEET = `mbudget${process.pid}`;
 type Name = (typeof NAMES)[number];
 
 let ports: Record<Name | 'waker', number>;
@@ -34,7 +35,7 @@ const start = async (env: Record<string, string>): Promise<RunningWaker> =>
     WAKER_DRIVER: 'process',
     WAKER_PORT: String(ports.waker),
     PERSONAS_DIR: personasDir,
-    FLEET_ID: `mbudget${process.pid}`,
+    FLEET_ID: FLEET,
     REPO_ROOT: ROOT,
     METRICS_INTERVAL: '1',
     METRICS_WINDOW: '60',
@@ -130,24 +131,23 @@ test('FLEET_MAX_AWAKE=2: the least recently used idle persona sleeps when a thir
 
 test('a persona in light sleep holds memory: the budget puts it to deep sleep first when it is the least recently used', async () => {
   waker = await start({ FLEET_MAX_AWAKE: '2', LIGHT_SLEEP_SECONDS: '3600' });
-  const fleet = `mbudget${process.pid}`;
   expect((await callPersona('a')).status).toBe(200);
   const light = await call(`${waker.url}/api/personas/a/sleep`, {
     method: 'POST',
     body: { depth: 'light' },
   });
   expect(light.body).toMatchObject({ state: 'sleeping', depth: 'light' });
-  const kept = workerPid(fleet, 'a');
+  const kept = workerPid(FLEET, 'a');
   expect(kept).not.toBeNull();
   expect((await callPersona('b')).status).toBe(200);
   // The control: a kept worker and a running one are two, and two fit: a stays as it sleeps.
   expect((await waker.persona('a')).depth).toBe('light');
-  expect(workerPid(fleet, 'a')).toBe(kept);
+  expect(workerPid(FLEET, 'a')).toBe(kept);
   // A third is one too many: a, used least recently, goes deep; b, used since, runs on.
   expect((await callPersona('c')).status).toBe(200);
   expect(await waker.persona('a')).toMatchObject({ state: 'sleeping', depth: 'deep' });
   expect(await states(waker)).toMatchObject({ b: 'running', c: 'running' });
-  expect(workerPid(fleet, 'a')).toBeNull();
+  expect(workerPid(FLEET, 'a')).toBeNull();
   expect(waker.logs.some((l) => l.includes('"slept":"a"'))).toBe(true);
   await waker.stop();
   waker = null;

@@ -375,13 +375,13 @@ export class SwarmDriver implements RuntimeDriver {
   }
 
   async start(spec: InstanceSpec): Promise<InstanceHandle> {
-    // Where it was planned to go (and counted since), else placed now.
-    const planned = this.planned.delete(spec.name) ? this.starting.get(spec.name) : undefined;
     const refused = serviceProblem(this.workerEnv(spec));
     if (refused) {
-      if (planned && this.starting.get(spec.name) === planned) this.starting.delete(spec.name);
+      this.unplan(spec.name);
       throw new DriverError(refused);
     }
+    // Where it was planned to go (and counted since), else placed now.
+    const planned = this.planned.delete(spec.name) ? this.starting.get(spec.name) : undefined;
     const memoryMb = spec.memoryLimitMb ?? UNLIMITED_PERSONA_MB;
     const claim =
       planned ??
