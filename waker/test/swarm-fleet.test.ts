@@ -699,7 +699,11 @@ test(
           await settledOn(y, 'dave');
           expect(await containersOn(y, 'dave')).toEqual([]);
           const moved = await callWithin('POST', `${api}/move`, 300_000, { node: y.hostname });
-          expect(moved.status).toBe(200);
+          // The status with its error, so a refusal says what refused it.
+          expect({ status: moved.status, error: moved.body.error }).toEqual({
+            status: 200,
+            error: null,
+          });
           expect(moved.body).toMatchObject({ node: y.hostname, state: 'running' });
           expect(await runningTasks('dave')).toHaveLength(1);
           expect(await containersOn(y, 'dave')).toHaveLength(1);

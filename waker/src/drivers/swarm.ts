@@ -112,6 +112,7 @@ export class SwarmDriver implements RuntimeDriver {
   /** Services this waker runs, by service id. */
   private readonly live = new Map<string, LiveEntry>();
   private known = new Map<string, SwarmNodeInfo>();
+  private refreshing: Promise<void> | null = null;
   /** Nodes whose workers the waker could not reach, by hostname (see `workerUnreachable`). */
   private readonly notAnswering = new Map<string, NotAnswering>();
   private timer: NodeJS.Timeout | null = null;
@@ -187,7 +188,17 @@ export class SwarmDriver implements RuntimeDriver {
 
   // --- nodes ---------------------------------------------------------------------------------
 
-  private async refreshNodes(): Promise<void> {
+  /** Reads Swarm's node list; a read under way is joined, so a node comes back only once. */
+  private refreshNodes(): Promise<void> {
+    if (!this.refreshing) {
+      this.refreshing = this.readNodes().finally(() => {
+        this.refreshing = null;
+      });
+    }
+    return this.refreshing;
+  }
+
+  private async readNodes(): Promise<void> {
     const list = (await this.docker.listNodes()).map(readNode);
     const before = this.known;
     this.known = new Map(list.map((n) => [n.hostname, n]));
@@ -214,6 +225,11 @@ export class SwarmDriver implements RuntimeDriver {
       `node ${node} is not answering: ${mark.error} ` +
       '(seen by the waker; Swarm still lists it ready)'
     );
+  }
+
+  async nodeProblemNow(node: string): Promise<string | null> {
+    if (this.swarmProblem(node)) await this.refreshNodes();
+    return this.nodeProblem(node);
   }
 
   /** What Swarm's node list says against the node, the waker's own failed connections aside. */
@@ -390,7 +406,7 @@ export class SwarmDriver implements RuntimeDriver {
         : await this.place(spec.name, memoryMb));
     const node = claim.node;
     try {
-      const problem = this.nodeProblem(node);
+      const problem = await this.nodeProblemNow(node);
       if (problem) throw new DriverError(problem);
       return await this.startOn(spec, node, memoryMb);
     } finally {

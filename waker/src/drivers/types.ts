@@ -80,6 +80,11 @@ export interface RuntimeDriver {
    */
   nodeProblem?(node: string): string | null;
   /**
+   * `nodeProblem`, the cluster's node list read again first when the last one names a problem:
+   * a node just back is not refused on a list a poll old. For a step about to use the node.
+   */
+  nodeProblemNow?(node: string): Promise<string | null>;
+  /**
    * The waker's own connection to a worker on `node` failed before any answer (refused, reset,
    * unreachable, timed out): the driver may hold the node as not answering in `nodeProblem`
    * before its cluster notices. Drivers of one server leave this out.

@@ -36,7 +36,7 @@ export async function movePersona(
   }
   if (from === to) throw new MoveRefused(`persona ${persona.name} is on node ${to} already`);
   for (const node of [from, to]) {
-    const problem = driver.nodeProblem?.(node);
+    const problem = (await driver.nodeProblemNow?.(node)) ?? null;
     if (problem) throw new MoveRefused(`cannot move persona ${persona.name}: ${problem}`);
   }
   return persona.whileStopped(async ({ start, stop }, wasRunning) => {
