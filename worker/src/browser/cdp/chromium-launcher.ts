@@ -5,6 +5,7 @@ import type { Browser, ConnectOptions } from 'puppeteer-core';
 import { errorMessage } from '@persona-browser/service-kit';
 import { ChromiumPipeTransport } from './pipe-transport';
 import { QuietRuntimeTransport } from './quiet-transport';
+import { learnStart, startCommand } from './start-replay';
 import { WireCommands } from './wire-commands';
 
 /** How long a starting browser may take to open its connection and its first tab. */
@@ -77,11 +78,13 @@ export class ChromiumLauncher {
 
   async launch(options: { args?: string[] } = {}): Promise<Browser> {
     if (this.browser) throw new Error('this launcher has started its browser already');
-    const child = spawn(this.start.executablePath, this.commandLine(options.args ?? []), {
+    const args = this.commandLine(options.args ?? []);
+    const command = startCommand(this.start.executablePath, args, this.start.env);
+    const child = spawn(command.program, command.args, {
       // Its own process group: stopping it takes its helpers too, and a signal to the worker's
       // group (a terminal's Ctrl-C) reaches the worker alone, which closes the browser.
       detached: true,
-      env: this.start.env,
+      env: command.env,
       stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
     });
     const log = keepLastLines(child);
@@ -99,6 +102,9 @@ export class ChromiumLauncher {
         }),
       ]);
       processes.set(browser, child);
+      // Connected, so the launcher script (if any) has exec'd the program: read what it did.
+      if (child.pid !== undefined)
+        learnStart(this.start.executablePath, args, command.env, child.pid);
       this.browser = browser;
       return browser;
     } catch (err) {
