@@ -1,30 +1,10 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { scriptOnTrees } from './script-tree';
 
-/** The repository's cast counter, run as CI runs it, on small git trees made for each case. */
-const SCRIPT = path.resolve(__dirname, '..', '..', 'scripts', 'count-casts.cjs');
+/** The repository's cast counter, on small git trees made for each case. */
+const trees = scriptOnTrees('count-casts.cjs');
 const LIMIT = 10;
-
-const roots: string[] = [];
-afterAll(() => {
-  for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
-});
-
-/** A git checkout holding `files` (tracked), then the counter's exit code and what it printed. */
-function countIn(files: Record<string, string>): { code: number | null; out: string } {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-count-casts-'));
-  roots.push(root);
-  for (const [file, text] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-    fs.writeFileSync(path.join(root, file), text);
-  }
-  execFileSync('git', ['init', '-q'], { cwd: root });
-  execFileSync('git', ['add', '.'], { cwd: root });
-  const run = spawnSync(process.execPath, [SCRIPT, root], { encoding: 'utf8' });
-  return { code: run.status, out: run.stdout + run.stderr };
-}
+afterAll(() => trees.cleanUp());
+const countIn = trees.runIn;
 
 /** `n` casts, each with its reason on the line above. */
 function explainedCasts(n: number): string {

@@ -1,31 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { scriptOnTrees } from './script-tree';
 
 /** The repository's counter of fixed sleeps in tests, on small git trees made for each case. */
-const SCRIPT = path.resolve(__dirname, '..', '..', 'scripts', 'count-sleeps.cjs');
-
-const roots: string[] = [];
-afterAll(() => {
-  for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
-});
-
-function countIn(
-  files: Record<string, string>,
-  args: string[] = [],
-): { code: number | null; out: string } {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-count-sleeps-'));
-  roots.push(root);
-  for (const [file, text] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-    fs.writeFileSync(path.join(root, file), text);
-  }
-  execFileSync('git', ['init', '-q'], { cwd: root });
-  execFileSync('git', ['add', '.'], { cwd: root });
-  const run = spawnSync(process.execPath, [SCRIPT, ...args, root], { encoding: 'utf8' });
-  return { code: run.status, out: run.stdout + run.stderr };
-}
+const trees = scriptOnTrees('count-sleeps.cjs');
+afterAll(() => trees.cleanUp());
+const countIn = trees.runIn;
 
 const SLEEP = 'const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));\n';
 
