@@ -109,6 +109,7 @@ export class DriverFaults {
     }
     if (action?.kind === 'delay') {
       note('delayed');
+      // Time itself is tested: an injected delay.
       await new Promise((r) => setTimeout(r, action.ms));
     }
     try {

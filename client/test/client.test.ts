@@ -124,6 +124,7 @@ describe('ops', () => {
       if (!taken.ok) throw new Error(taken.error);
       await using lease = taken.data;
       // Three ttls with no call of ours: only the renewals keep the page ours.
+      // Time itself is tested: the renewals over three ttls.
       await sleep(ttl * 3000);
       expect(await other()).toMatchObject({
         ok: false,

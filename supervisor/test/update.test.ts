@@ -161,6 +161,7 @@ test('a worker that exits at start is rolled back, remembered and not tried agai
 
   // Several polls later the bad commit has not been tried again.
   const startedAt = s.last_update?.started_at;
+  // Time itself is tested: nothing retried over three polls.
   await sleep(INTERVAL_S * 3 * 1000);
   const later = await sup.status();
   expect(later.last_update?.started_at).toBe(startedAt);
@@ -262,6 +263,7 @@ test('a rollback that fails too halts, says so, and tries nothing until the trig
 
   // A newer commit waits: no update starts while halted.
   const next = push('Worker: after the halt', { [MAIN]: marked(original, 'after halt') });
+  // Time itself is tested: nothing started over three polls.
   await sleep(INTERVAL_S * 3 * 1000);
   const still = await sup.status();
   expect(still.state).toBe('halted');

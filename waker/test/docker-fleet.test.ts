@@ -222,6 +222,7 @@ describe('waker with the docker driver', () => {
       );
       expect(await screen.jsonValue()).toEqual({ w: 1920, h: 1080 });
       // The open viewer is activity: well past IDLE_TIMEOUT, bob is still up.
+      // Time itself is tested: awake past the idle time.
       await sleep((IDLE_S + 3) * 1000);
       const info = await waker.persona('bob');
       expect(info.state).toBe('running');

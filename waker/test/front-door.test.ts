@@ -99,6 +99,7 @@ describe('front door', () => {
     const ws = await openSocket(`ws://127.0.0.1:${port}/live`);
     const pid = workerPid(fleetId, 'echo');
     expect(pid).not.toBeNull();
+    // Time itself is tested: awake past twice the idle time.
     await sleep((IDLE_S * 2 + 1) * 1000);
     expect(state()).toBe('running');
     expect(fleet.get('echo').info().idle_seconds).toBeNull();

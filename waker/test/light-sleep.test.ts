@@ -284,7 +284,7 @@ test('an open live view keeps a persona off the ladder; closed, the ladder start
   const sampler = sampleDepths('lena');
   try {
     const opened = Date.now();
-    // Time is what this tests: well past idle, pause and light times together.
+    // Time itself is tested: well past idle, pause and light times together.
     await new Promise((r) => setTimeout(r, (IDLE_S + PAUSE_S + 2) * 1000));
     const watched = sampler.seen.filter((x) => x.at > opened);
     expect(watched.length).toBeGreaterThan(20);

@@ -116,6 +116,7 @@ describe('per-persona numbers over the whole process tree', () => {
       ],
     });
     s.start(); // the baseline reading
+    // Time itself is tested: a rate over an interval.
     await sleep(2500);
     const sample = await s.sampleNow();
     const i = sample.instances;
@@ -215,6 +216,7 @@ describe('schedule and window', () => {
     // Stopped: no more samples.
     s.stop();
     const count = s.body().samples.at(-1)!.ts;
+    // Time itself is tested: no sample over two intervals.
     await sleep(2200);
     expect(s.body().samples.at(-1)!.ts).toBe(count);
   });

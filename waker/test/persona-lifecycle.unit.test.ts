@@ -95,6 +95,7 @@ describe('PersonaLifecycle', () => {
     const changes: PersonaState[] = [];
     const life = new PersonaLifecycle('waking', (s) => changes.push(s));
     const since = life.since;
+    // Time itself is tested: a later time stamp.
     await new Promise((r) => setTimeout(r, 5));
     life.apply('wake');
     expect(life.since).toBe(since);
@@ -125,6 +126,7 @@ describe('RestartBackoff', () => {
     expect(backoff.schedule(() => (runs += 1))).toBe(500);
     expect(backoff.schedule(() => (runs += 1))).toBeNull();
     backoff.cancel();
+    // Time itself is tested: nothing runs past the cancelled delay.
     await new Promise((r) => setTimeout(r, 700));
     expect(runs).toBe(0);
   });

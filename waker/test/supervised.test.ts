@@ -216,6 +216,7 @@ describe('a waker started by a supervisor', () => {
     expect(fleetPids(FLEET).length).toBeGreaterThan(1);
 
     // While its supervisor lives, the waker stays (two rounds of the one-second watch).
+    // Time itself is tested: two rounds of the watch.
     await sleep(2_500);
     expect(isAlive(pid)).toBe(true);
     expect(logs.some((l) => l.includes('supervisor gone'))).toBe(false);

@@ -136,6 +136,7 @@ describe('lease table', () => {
     // that a slow machine could eat: a lease never ends before ttl after its last use.
     const TTL = 3;
     const token = (await lease('back', { ttl: TTL })).body.lease_token as string;
+    // Time itself is tested: a lease never ends before its ttl.
     await sleep(1_500);
     const before = (await entry('back')).lease_expires_in as number;
     expect(before).toBeLessThanOrEqual(TTL - 1.5);

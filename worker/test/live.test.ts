@@ -374,6 +374,7 @@ describe('read-only unless in control', () => {
     await sleep(500);
     v = await viewer(cookie);
     // Well past the lease's own ttl: renewed while the viewer is connected, without any call.
+    // Time itself is tested: past the lease's ttl.
     await sleep(Math.max(GRACE_S, LEASE_S) * 2000 + 1000);
     const held = await control('GET', cookie);
     expect(held.body).toMatchObject({ controlled: true, by_you: true, page_id: 'rec' });

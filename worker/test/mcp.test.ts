@@ -242,6 +242,7 @@ test('a session renews its leases past their ttl while it lives; idle, it ends a
   const { client, use } = await connect();
   try {
     json(await use('create_page', { page_id: 'kept' }));
+    // Time itself is tested: past the lease's ttl.
     await sleep((LEASE_S + 2) * 1000);
     // Past the ttl, no call since: the session renewed it.
     const held = await w.call('POST', '/api/v1/ops/kept/lease', { body: { ttl: 5 } });

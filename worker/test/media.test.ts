@@ -162,6 +162,7 @@ describe('GET /api/v1/media/{token}', () => {
 
   test('an unclaimed link expires after the ttl', async () => {
     const { media_url } = media.put(Buffer.from('late'), 'late.txt', 'text/plain');
+    // Time itself is tested: past the link's ttl.
     await sleep(TTL_MS * 2);
     const r = await get(media_url);
     expect(r.status).toBe(404);

@@ -92,6 +92,7 @@ describe('GET /api/v1/system/process-tree', () => {
     // A browser that has just started is still busy setting up: let it settle first.
     await sleep(3_000);
     await readTree();
+    // Time itself is tested: CPU over an interval.
     await sleep(2_000);
     const idle = await readTree();
     const created = await w.call<{ page_id: string }>('POST', '/api/v1/ops/create-page', {
@@ -101,6 +102,7 @@ describe('GET /api/v1/system/process-tree', () => {
     const nav = await w.call('POST', '/api/v1/ops/burner/navigate', { body: { url: siteUrl } });
     expect(nav.status).toBe(200);
     await readTree();
+    // Time itself is tested: CPU over an interval.
     await sleep(2_000);
     const busy = await readTree();
     // Whatever share of a core a shared machine leaves the spinning worker, far above idle.
