@@ -48,14 +48,15 @@ export function learnStart(
   let program: string;
   let line: string[];
   let environ: string[];
+  // Nothing read (the process gone, /proc not there): no replay, and the launch goes on.
   try {
     program = fs.readlinkSync(`/proc/${pid}/exe`);
     line = splitNul(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
     environ = splitNul(fs.readFileSync(`/proc/${pid}/environ`, 'utf8'));
+    if (program === fs.realpathSync(executablePath)) return null;
   } catch {
     return null;
   }
-  if (program === fs.realpathSync(executablePath)) return null;
   if (line.length < args.length + 1) return null;
   if (!sameReading(line.slice(line.length - args.length), args)) return null;
   const addedEnv: Record<string, string> = {};
