@@ -321,7 +321,7 @@ describe('the launch', () => {
     const proc = browserProcess(first);
     await first.close();
     // Exited, whichever way: Chromium closed within a moment of its start sometimes ends on a
-    // CHECK of its own ("Init observer found at shutdown", SIGTRAP) once its profile is written.
+    // CHECK of its own ("Init observer found at shutdown", SIGTRAP).
     expect(proc).not.toBeNull();
     expect({ code: proc?.exitCode, signal: proc?.signalCode }).not.toEqual({
       code: null,

@@ -36,7 +36,10 @@ export async function movePersona(
   }
   if (from === to) throw new MoveRefused(`persona ${persona.name} is on node ${to} already`);
   for (const node of [from, to]) {
-    const problem = (await driver.nodeProblemNow?.(node)) ?? null;
+    // A fresh look where the driver has one: a node just back is not refused on an old list.
+    const problem = driver.nodeProblemNow
+      ? await driver.nodeProblemNow(node)
+      : (driver.nodeProblem?.(node) ?? null);
     if (problem) throw new MoveRefused(`cannot move persona ${persona.name}: ${problem}`);
   }
   return persona.whileStopped(async ({ start, stop }, wasRunning) => {

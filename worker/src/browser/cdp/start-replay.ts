@@ -14,8 +14,11 @@ export interface StartReplay {
   addedEnv: Record<string, string>;
 }
 
-/** One replay per launcher script, for the life of the worker. */
-const replays = new Map<string, StartReplay>();
+/**
+ * What was read of each executable, for the life of the worker: its replay, or null when it is
+ * not to be replayed (read once, so a later start reads no /proc again).
+ */
+const replays = new Map<string, StartReplay | null>();
 
 /** The command a start runs: the replay of `executablePath`'s script when one was read. */
 export function startCommand(
@@ -34,17 +37,26 @@ export function startCommand(
 
 /**
  * Reads, from a browser `executablePath` started with `args` and `env` (and now running as
- * `pid`), what its launcher script changed. Nothing is kept when `executablePath` is the program
- * itself, or when the command line does not end with `args` as Chromium reads them (a script
- * that drops or changes a switch is not replayed: every start keeps going through it).
+ * `pid`), what its launcher script changed, once. No replay is kept when `executablePath` is
+ * the program itself, or when the command line does not end with `args` as Chromium reads them
+ * (a script that drops or changes a switch is not replayed: every start goes through it).
  */
 export function learnStart(
   executablePath: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   pid: number,
+): void {
+  if (replays.has(executablePath)) return;
+  replays.set(executablePath, readReplay(executablePath, args, env, pid));
+}
+
+function readReplay(
+  executablePath: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  pid: number,
 ): StartReplay | null {
-  if (replays.has(executablePath)) return replays.get(executablePath) ?? null;
   let program: string;
   let line: string[];
   let environ: string[];
@@ -70,9 +82,7 @@ export function learnStart(
   // A variable the script took away is not replayed: the program would see it again.
   const kept = new Set(environ.map((e) => e.slice(0, e.indexOf('='))));
   if (Object.entries(env).some(([k, v]) => v !== undefined && !kept.has(k))) return null;
-  const replay = { program, leading: line.slice(1, line.length - args.length), addedEnv };
-  replays.set(executablePath, replay);
-  return replay;
+  return { program, leading: line.slice(1, line.length - args.length), addedEnv };
 }
 
 /**
