@@ -2,11 +2,14 @@
  * Prints one plain closing line, `jest: N passed, N failed`, that any CI reader understands,
  * and lists the files that could not run at all (a suite that fails to load counts as failed).
  * Before it, the slowest files with their seconds: a CI log is often read only at its end, and
- * that is where the run's time budget is seen to go.
+ * that is where the run's time budget is seen to go. Under scripts/test-lanes.cjs
+ * (JEST_TIMINGS_OUT set) it writes the same figures to that file instead, and the lanes' runner
+ * prints them for the whole run.
  */
+const fs = require('node:fs');
 const path = require('node:path');
 
-const SLOWEST = 12;
+const SLOWEST = 10;
 
 class SummaryReporter {
   onRunComplete(_contexts, results) {
@@ -14,6 +17,17 @@ class SummaryReporter {
       .map((r) => ({ file: r.testFilePath, s: (r.perfStats.end - r.perfStats.start) / 1000 }))
       .filter((t) => Number.isFinite(t.s) && t.s > 0)
       .sort((a, b) => b.s - a.s);
+    const broken = results.testResults.filter((r) => r.testExecError).map((r) => r.testFilePath);
+    const failed = results.numFailedTests + broken.length;
+    const skipped = results.numPendingTests + results.numTodoTests;
+    const out = process.env.JEST_TIMINGS_OUT;
+    if (out) {
+      const files = timed.map((t) => ({ file: path.relative(process.cwd(), t.file), s: t.s }));
+      const passed = results.numPassedTests;
+      const unrun = broken.map((f) => path.relative(process.cwd(), f));
+      fs.writeFileSync(out, JSON.stringify({ files, passed, failed, skipped, broken: unrun }));
+      return;
+    }
     if (timed.length) {
       const total = timed.reduce((acc, t) => acc + t.s, 0);
       process.stdout.write(`\nslowest files (of ${Math.round(total)} s in ${timed.length}):\n`);
@@ -22,10 +36,7 @@ class SummaryReporter {
         process.stdout.write(`  ${t.s.toFixed(1).padStart(7)} s  ${file}\n`);
       }
     }
-    const broken = results.testResults.filter((r) => r.testExecError).map((r) => r.testFilePath);
     for (const file of broken) process.stdout.write(`suite failed to run: ${file}\n`);
-    const failed = results.numFailedTests + broken.length;
-    const skipped = results.numPendingTests + results.numTodoTests;
     const tail = skipped ? `, ${skipped} skipped` : '';
     process.stdout.write(`\njest: ${results.numPassedTests} passed, ${failed} failed${tail}\n`);
   }
