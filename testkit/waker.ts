@@ -162,7 +162,11 @@ export async function startWaker(env: Record<string, string>): Promise<RunningWa
       up = true;
       break;
     }
-    if (Date.now() > until) throw new Error(`waker did not listen:\n${logs.join('\n')}`);
+    if (Date.now() > until) {
+      // Not left behind with its workers: a waker that listens late would keep jest running.
+      proc.kill('SIGTERM');
+      throw new Error(`waker did not listen within 20 s:\n${logs.join('\n')}`);
+    }
     await sleep(100);
   }
   const personas = async (): Promise<PersonaInfo[]> =>
