@@ -163,8 +163,9 @@ export async function startWaker(env: Record<string, string>): Promise<RunningWa
       break;
     }
     if (Date.now() > until) {
-      // Not left behind with its workers: a waker that listens late would keep jest running.
-      proc.kill('SIGTERM');
+      // Not left behind: a waker that listens late would answer for the next one on its port
+      // and keep jest running (one still starting may not heed SIGTERM).
+      proc.kill('SIGKILL');
       throw new Error(`waker did not listen within 20 s:\n${logs.join('\n')}`);
     }
     await sleep(100);
