@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { WORKER_NODE_FLAGS } from '@persona-browser/contracts';
 import { cmdlineOf, isAlive, killQuietly, pidsMatching, removeDisplayFiles } from './procs';
+import { until } from './waker';
 
 /**
  * Starts the built worker the way a user does, for the tests and the benchmarks alike: its own
@@ -204,7 +205,11 @@ export async function spawnWorker(
       if (xvfb && isAlive(xvfb.pid) && cmdlineOf(xvfb.pid).includes('Xvfb'))
         leftovers.push(xvfb.pid);
       for (const pid of leftovers) killQuietly(pid);
-      if (leftovers.length) await new Promise((r) => setTimeout(r, 200));
+      await until(
+        async () => (leftovers.some(isAlive) ? null : true),
+        10_000,
+        `the leftover processes ${leftovers.join(', ')} to end after SIGKILL`,
+      );
       if (xvfb) removeDisplayFiles(xvfb.display, xvfb.pid);
       return leftovers.length;
     },

@@ -162,7 +162,12 @@ export async function startWaker(env: Record<string, string>): Promise<RunningWa
       up = true;
       break;
     }
-    if (Date.now() > until) throw new Error(`waker did not listen:\n${logs.join('\n')}`);
+    if (Date.now() > until) {
+      // Not left behind: a waker that listens late would answer for the next one on its port
+      // and keep jest running (one still starting may not heed SIGTERM).
+      proc.kill('SIGKILL');
+      throw new Error(`waker did not listen within 20 s:\n${logs.join('\n')}`);
+    }
     await sleep(100);
   }
   const personas = async (): Promise<PersonaInfo[]> =>

@@ -8,7 +8,8 @@ type Body = Record<string, any>;
 /**
  * archive/site-check on the stand-in archive: the home page's forms, the lookup of an archived
  * URL and its snapshot all found; with the markup changed, exactly the changed marks missing
- * and a bundle left; the site received GETs only.
+ * and a bundle left; the site received GETs only (and, as the control, a plugin that posts a form
+ * is what that check sees).
  */
 let w: RunningWorker;
 let site: ArchiveSite;
@@ -35,7 +36,13 @@ const check = async (): Promise<Body> =>
     })
   ).body;
 
+/** What the site received since `mark`, as `METHOD path`; `writes` keeps all but GETs. */
+const received = (mark: number): string[] =>
+  site.seen.slice(mark).map((s) => `${s.method} ${s.path}`);
+const writes = (mark: number): string[] => received(mark).filter((r) => !r.startsWith('GET '));
+
 test('the archive as the plugins know it: every mark found, only GETs', async () => {
+  const mark = site.seen.length;
   const r = await check();
   expect(r).toMatchObject({ success: true, missing: [] });
   expect((r.items as Body[]).map((i) => `${i.where}: ${i.name}`)).toEqual([
@@ -49,7 +56,18 @@ test('the archive as the plugins know it: every mark found, only GETs', async ()
     'snapshot: SELECTORS.snapshotMark',
     'snapshot: SELECTORS.savedFrom',
   ]);
-  expect(site.seen.filter((s) => s.method !== 'GET')).toEqual([]);
+  // The recording holds the check's reads (the home page among them), and nothing but reads.
+  expect(received(mark)).toContain('GET /');
+  expect(writes(mark)).toEqual([]);
+});
+
+test('control: a plugin that submits a form is what the only-GETs check sees', async () => {
+  const mark = site.seen.length;
+  const saved = await w.call<Body>('POST', '/api/v1/c/plugin/archive/save', {
+    body: { url: 'https://example.com/control' },
+  });
+  expect(saved.body).toMatchObject({ success: true });
+  expect(writes(mark)).toContain('POST /submit/');
 });
 
 test('with the markup changed, exactly the changed marks are missing, with a bundle', async () => {
@@ -58,6 +76,7 @@ test('with the markup changed, exactly the changed marks are missing, with a bun
     ['itemprop="pubdate"', 'itemprop="datePublished"'],
   ]);
   try {
+    const mark = site.seen.length;
     const r = await check();
     expect(r).toMatchObject({
       success: false,
@@ -65,7 +84,8 @@ test('with the markup changed, exactly the changed marks are missing, with a bun
     });
     expect(r.error).toMatch(/^Site changed: 3 of 9 marks of archive missing/);
     expect((await w.call('GET', `/api/v1/bundles/${r.debug_id}`)).status).toBe(200);
-    expect(site.seen.filter((s) => s.method !== 'GET')).toEqual([]);
+    expect(received(mark)).toContain('GET /');
+    expect(writes(mark)).toEqual([]);
   } finally {
     site.setChanges([]);
   }

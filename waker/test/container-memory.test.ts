@@ -9,6 +9,7 @@ import type Docker from 'dockerode';
 import { dockerClient, ensurePersonaImage } from '@persona-browser/testkit/image';
 import { cgroupHeldMb } from '@persona-browser/testkit/procs';
 import type { HeldMemory } from '@persona-browser/testkit/procs';
+import { until } from '@persona-browser/testkit/waker';
 
 const PREFIX = `memtest-${process.pid}-${crypto.randomBytes(3).toString('hex')}`;
 const FILL_MB = 64;
@@ -36,8 +37,19 @@ async function run(name: string, script: string): Promise<Docker.Container> {
     if (Date.now() > deadline) throw new Error(`${name} did not get ready:\n${logs}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-  // Node's start-up settles.
-  await new Promise((r) => setTimeout(r, 2_000));
+  // Node's start-up settles: three readings in a row (half a second) within 1 MB.
+  let previous = (await held(c)).total;
+  let steady = 0;
+  await until(
+    async () => {
+      const now = (await held(c)).total;
+      steady = Math.abs(now - previous) < 1 ? steady + 1 : 0;
+      previous = now;
+      return steady >= 2 ? true : null;
+    },
+    30_000,
+    `the memory ${name} holds to settle (three readings within 1 MB)`,
+  );
   return c;
 }
 

@@ -4,6 +4,7 @@ import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { boxes, shown, shownTexts, sidewaysOverflow } from '@persona-browser/testkit/on-screen';
 import type { ClusterNode, PanelServer } from '@persona-browser/testkit/panel-server';
 import { clusterNode, persona, servePanel } from '@persona-browser/testkit/panel-server';
+import { until } from '@persona-browser/testkit/waker';
 
 /**
  * The fleet panel on a cluster, in a real (headless) browser, as a person uses it: each
@@ -133,17 +134,17 @@ async function openPanel(): Promise<Page> {
 
 /** Waits until the panel has read the node list, and the persona list once more after it. */
 async function settled(page: Page): Promise<void> {
-  const until = Date.now() + 15_000;
-  const wait = async (what: string) => {
-    if (Date.now() > until) throw new Error(`the panel never ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  };
   const nodesRead = () => stand.calls.findIndex((c) => c.path === '/api/nodes');
-  while (nodesRead() < 0) await wait('read /api/nodes');
-  const after = nodesRead();
-  while (!stand.calls.slice(after).some((c) => c.path === '/api/personas')) {
-    await wait('read /api/personas after /api/nodes');
-  }
+  const after = await until(
+    async () => (nodesRead() < 0 ? null : nodesRead()),
+    15_000,
+    'the panel reading /api/nodes',
+  );
+  await until(
+    async () => (stand.calls.slice(after).some((c) => c.path === '/api/personas') ? true : null),
+    15_000,
+    'the panel reading /api/personas after /api/nodes',
+  );
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r(null))));
 }
 

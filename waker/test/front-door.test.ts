@@ -58,10 +58,10 @@ const echo = (ws: WebSocket, text: string): Promise<string> =>
     ws.send(text);
   });
 
-async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
+async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!check()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(50);
   }
 }
@@ -86,13 +86,16 @@ describe('front door', () => {
 
   const state = (): string => fleet.get('echo').state;
 
+  // Each test starts from the persona asleep: at first, or IDLE_TIMEOUT after the test before.
+  beforeEach(() => waitFor(() => state() === 'sleeping', (IDLE_S + 5) * 1000, 'echo to sleep'));
+
   test('a WebSocket wakes the sleepy persona and is proxied both ways', async () => {
     expect(state()).toBe('sleeping');
     const ws = await openSocket(`ws://127.0.0.1:${port}/any`);
     expect(state()).toBe('running');
     expect(await echo(ws, 'hello')).toBe('echo:hello');
     ws.close();
-    await waitFor(() => state() === 'sleeping', (IDLE_S + 5) * 1000);
+    await waitFor(() => state() === 'sleeping', (IDLE_S + 5) * 1000, 'echo to sleep');
   });
 
   test('an open WebSocket keeps the persona awake past IDLE_TIMEOUT; closing it lets it sleep', async () => {
@@ -106,7 +109,7 @@ describe('front door', () => {
     expect(await echo(ws, 'still there')).toBe('echo:still there');
     const closedAt = Date.now();
     ws.close();
-    await waitFor(() => state() === 'sleeping', (IDLE_S + 5) * 1000);
+    await waitFor(() => state() === 'sleeping', (IDLE_S + 5) * 1000, 'echo to sleep');
     expect(Date.now() - closedAt).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
     expect(isAlive(pid as number)).toBe(false);
   });
@@ -174,12 +177,12 @@ describe('front door failures', () => {
       commit: null,
     });
     await fleet.start();
-    await sleep(4_000);
+    await waitFor(() => starts.length >= 4, 30_000, 'four starts of the worker that keeps dying');
     await fleet.stop();
-    const gaps = starts.slice(1).map((t, i) => t - (starts[i] as number));
-    // A handful of attempts, not a tight loop; each wait longer than the one before.
-    expect(starts.length).toBeGreaterThanOrEqual(3);
-    expect(starts.length).toBeLessThanOrEqual(6);
+    const gaps = starts.slice(1, 4).map((t, i) => t - (starts[i] as number));
+    // Not a tight loop: a wait of the first delay (500 ms) at least, each longer than the one
+    // before.
+    expect(gaps[0]).toBeGreaterThanOrEqual(450);
     for (let i = 1; i < gaps.length; i += 1) {
       expect(gaps[i] as number).toBeGreaterThan(gaps[i - 1] as number);
     }
@@ -192,14 +195,18 @@ describe('front door failures', () => {
     const fleet = fleetOf(personasDir, fleetId, ECHO, { healthEvery: 1, healthTimeoutMs: 500 });
     await fleet.start();
     try {
-      await waitFor(() => fleet.get('hung').state === 'running', 10_000);
+      await waitFor(() => fleet.get('hung').state === 'running', 10_000, 'hung running');
       const frozen = workerPid(fleetId, 'hung') as number;
       process.kill(frozen, 'SIGSTOP');
       const frozenAt = Date.now();
-      await waitFor(() => {
-        const pid = workerPid(fleetId, 'hung');
-        return pid !== null && pid !== frozen && fleet.get('hung').state === 'running';
-      }, 20_000);
+      await waitFor(
+        () => {
+          const pid = workerPid(fleetId, 'hung');
+          return pid !== null && pid !== frozen && fleet.get('hung').state === 'running';
+        },
+        20_000,
+        'a new worker of hung running in place of the frozen one',
+      );
       // Not on the first missed check: three of them (500 ms each) come first.
       expect(Date.now() - frozenAt).toBeGreaterThanOrEqual(3 * 500);
       expect(isAlive(frozen)).toBe(false);
@@ -222,9 +229,9 @@ describe('front door failures', () => {
     });
     await fleet.start();
     try {
-      await waitFor(() => fleet.get('late').state === 'running', 10_000);
+      await waitFor(() => fleet.get('late').state === 'running', 10_000, 'late running');
       expect(fleet.get('late').commit).toBeNull();
-      await waitFor(() => fleet.get('late').commit !== null, 10_000);
+      await waitFor(() => fleet.get('late').commit !== null, 10_000, 'the commit of late read');
       expect(fleet.get('late').commit).toEqual(commit);
     } finally {
       await fleet.stop();
@@ -248,7 +255,11 @@ describe('front door failures', () => {
       // The next waker (a new process after a crash, here a new fleet object) finds it by its mark.
       await second.start();
       expect(isAlive(leftover)).toBe(false);
-      await waitFor(() => second.get('x').state === 'running', 10_000);
+      await waitFor(
+        () => second.get('x').state === 'running',
+        10_000,
+        'x running in the next fleet',
+      );
       expect(fleetPids(fleetId).length).toBe(1);
     } finally {
       await second.stop();

@@ -25,6 +25,7 @@ import {
 } from '@persona-browser/testkit/image';
 import type { PersonaContainer } from '@persona-browser/testkit/image';
 import { step } from '@persona-browser/testkit/steps';
+import { until } from '@persona-browser/testkit/waker';
 
 const KEY = 'image-test-key';
 const FLEET = `imgtest-${process.pid}-${crypto.randomBytes(3).toString('hex')}`;
@@ -156,16 +157,28 @@ describe('persona image', () => {
         expect(status.status).toBe(200);
         expect(status.json).toMatchObject({ initialized: true, browser_context_active: true });
 
-        // Memory as `docker stats` counts it (page cache that can be dropped left out), idle.
-        await new Promise((r) => setTimeout(r, 3_000));
-        const stats = (await first.container.stats({ stream: false })) as unknown as {
-          memory_stats: { usage: number; stats: Record<string, number> };
+        // Memory as `docker stats` counts it (page cache that can be dropped left out), idle:
+        // once two readings in a row are within 5 MiB.
+        const usedMib = async (): Promise<number> => {
+          const stats = (await first.container.stats({ stream: false })) as unknown as {
+            memory_stats: { usage: number; stats: Record<string, number> };
+          };
+          const m = stats.memory_stats;
+          const cache = m.stats.total_inactive_file ?? m.stats.inactive_file ?? 0;
+          return (m.usage - cache) / 2 ** 20;
         };
-        const m = stats.memory_stats;
-        const cache = m.stats.total_inactive_file ?? m.stats.inactive_file ?? 0;
-        process.stdout.write(
-          `container idle memory: ${Math.round((m.usage - cache) / 2 ** 20)} MiB\n`,
+        let previous = await usedMib();
+        const idleMib = await until(
+          async () => {
+            const now = await usedMib();
+            const steady = Math.abs(now - previous) < 5;
+            previous = now;
+            return steady ? now : null;
+          },
+          60_000,
+          "the container's memory to hold steady (two readings within 5 MiB)",
         );
+        process.stdout.write(`container idle memory: ${Math.round(idleMib)} MiB\n`);
 
         const ping = await httpRequest(`${first.url}/api/v1/system/ping`, { timeoutMs: 10_000 });
         expect(ping.status).toBe(200);

@@ -9,6 +9,7 @@ import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { MetricsSampler, requestsPerHour } from '../src/metrics';
 import type { PanelServer } from '@persona-browser/testkit/panel-server';
 import { persona, servePanel } from '@persona-browser/testkit/panel-server';
+import { until } from '@persona-browser/testkit/waker';
 
 /**
  * The fleet panel in a real (headless) Chromium against a stand-in of the waker's API: the
@@ -289,8 +290,13 @@ test('rows, links, buttons with the bearer, and plots', async () => {
   expect(await pixelsOf(page, 'cpu', ALICE_COLOR)).toBeGreaterThan(100);
   expect(await pixelsOf(page, 'mem', ALICE_COLOR)).toBeGreaterThan(100);
   expect(await pixelsOf(page, 'requests', ALICE_COLOR)).toBeGreaterThan(50);
-  while (listReads() < readsBefore + 2) await new Promise((r) => setTimeout(r, 200));
-  await new Promise((r) => setTimeout(r, 200));
+  // The panel reads the list again only once it has shown the read before: a third read
+  // means two were shown.
+  await until(
+    async () => (listReads() >= readsBefore + 3 ? true : null),
+    30_000,
+    'the panel to show two more reads of /api/personas (a third one sent)',
+  );
   expect(await row!.evaluate((e) => e.isConnected)).toBe(true);
   const legend = await page.$eval('[data-chart="cpu"] .u-legend', (e) => e.textContent);
   expect(legend).toContain('alice');

@@ -8,6 +8,7 @@ import type { MetricsBody } from '@persona-browser/contracts';
 import { MetricsSampler } from '../src/metrics';
 import type { Instance } from '../src/metrics';
 import { readTemp } from '../src/metrics/host';
+import { until } from '@persona-browser/testkit/waker';
 
 /**
  * A real process tree like a persona's: a node parent with a `sleep` child and a node child
@@ -75,13 +76,9 @@ let errors: unknown[] = [];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(check: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await sleep(100);
-  }
-}
+/** Waits for `check` to hold, naming `what` when it does not in time. */
+const holds = (check: () => boolean, timeoutMs: number, what: string): Promise<true> =>
+  until(async () => (check() ? true : null), timeoutMs, what);
 
 function expectValid(body: MetricsBody): void {
   const { error } = metricsBodySchema.validate(body, { convert: false, presence: 'required' });
@@ -170,13 +167,23 @@ describe('per-persona numbers over the whole process tree', () => {
       });
     expect(sleepPid).toBeDefined();
     process.kill(Number(sleepPid), 'SIGKILL');
-    await until(() => !fs.existsSync(`/proc/${sleepPid}/stat`) || zombie(Number(sleepPid)), 5000);
-    await sleep(200);
-    const second = await s.sampleNow();
-    // A zombie not yet reaped by the parent may still be listed for a moment.
-    expect(second.instances.p!.procs).toBeLessThanOrEqual(3);
+    await holds(
+      () => !fs.existsSync(`/proc/${sleepPid}/stat`) || zombie(Number(sleepPid)),
+      5000,
+      `the killed sleep child ${sleepPid} to end`,
+    );
+    // Until the parent has reaped it (a zombie may be listed for a moment): two processes.
+    const second = await until(
+      async () => {
+        const sample = await s.sampleNow();
+        return sample.instances.p!.procs === 2 ? sample : null;
+      },
+      10_000,
+      'a sample counting two processes of the tree without its sleep child',
+    );
+    expect(second.instances.p).toMatchObject({ procs: 2 });
     t.kill();
-    await until(() => !fs.existsSync(`/proc/${t.pid}`), 5000);
+    await holds(() => !fs.existsSync(`/proc/${t.pid}`), 5000, `the tree ${t.pid} to end`);
     const third = await s.sampleNow();
     expect(third.instances).toEqual({ p: null });
     expectValid(s.body());
@@ -199,10 +206,10 @@ describe('schedule and window', () => {
       instances: () => [{ name: 'me', pid: process.pid }],
     });
     s.start();
-    await until(() => s.body().samples.length >= 3, 8000);
+    await holds(() => s.body().samples.length >= 3, 8000, 'three samples');
     // A few more ticks: the window stays at three samples, the newest last.
     const seen = s.body().samples.at(-1)!.ts;
-    await until(() => s.body().samples.at(-1)!.ts >= seen + 2, 8000);
+    await holds(() => s.body().samples.at(-1)!.ts >= seen + 2, 8000, 'a sample two seconds newer');
     const body = s.body();
     expect(body.interval_s).toBe(1);
     expect(body.window_s).toBe(3);
@@ -224,7 +231,7 @@ describe('schedule and window', () => {
   test('an interval that does not divide a minute (7 s) is kept evenly', async () => {
     const s = sampler({ intervalS: 7, windowS: 600, instances: () => [] });
     s.start();
-    await until(() => s.body().samples.length >= 2, 20000);
+    await holds(() => s.body().samples.length >= 2, 20000, 'two samples 7 s apart');
     const [a, b] = s.body().samples;
     expect(b!.ts - a!.ts).toBeGreaterThanOrEqual(6);
     expect(b!.ts - a!.ts).toBeLessThanOrEqual(8);

@@ -12,6 +12,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { getJson } from '@persona-browser/contracts';
 import { TunnelAgent } from '../src/drivers/overlay-tunnel';
 import { parseHello, startGateway } from '../src/gateway/main';
+import { until } from '@persona-browser/testkit/waker';
 
 const CALLER_MS = 30_000;
 const TOKEN = 'a'.repeat(32);
@@ -122,8 +123,18 @@ async function unacceptingPort(): Promise<{ port: number; close: () => void }> {
     child.stdout.once('data', (c: Buffer) => resolve(Number(c.toString().trim()))),
   );
   const fillers: net.Socket[] = [];
-  for (let i = 0; i < 4; i++) fillers.push(net.connect(port, '127.0.0.1'));
-  await new Promise((r) => setTimeout(r, 300));
+  let connected = 0;
+  for (let i = 0; i < 4; i++) {
+    const f = net.connect(port, '127.0.0.1');
+    f.once('connect', () => (connected += 1));
+    fillers.push(f);
+  }
+  // A backlog of 1 queues two connections; the kernel leaves the other two unanswered.
+  await until(
+    async () => (connected >= 2 ? true : null),
+    10_000,
+    'two connections queued on the unaccepting listener (its accept queue full)',
+  );
   return {
     port,
     close: () => {

@@ -11,14 +11,13 @@ import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import type { Fixture } from '@persona-browser/testkit/fixture';
 import { startFixture } from '@persona-browser/testkit/fixture';
 import { fleetPids, isAlive, workerPid } from '@persona-browser/testkit/fleet-procs';
-import type { RunningWaker } from '@persona-browser/testkit/waker';
+import type { Reply, RunningWaker } from '@persona-browser/testkit/waker';
 import {
   KEY,
   ROOT,
   call,
   freePort,
   makePersonas,
-  sleep,
   startWaker,
   until,
 } from '@persona-browser/testkit/waker';
@@ -73,9 +72,21 @@ beforeAll(async () => {
   void root;
 });
 
+// Stopping the waker, after every test, leaves no worker, Xvfb or Chromium behind, and frees
+// its ports (the last check of the file: a hook, so that it runs last in any order of the tests).
 afterAll(async () => {
   await site?.close();
-  await waker?.stop();
+  if (waker) {
+    expect(fleetPids(FLEET).length).toBeGreaterThan(0);
+    expect(await waker.stop()).toBe(0);
+    expect(fleetPids(FLEET)).toEqual([]);
+    const probe = net.createServer();
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen(ports.alice, resolve);
+    });
+    await new Promise((r) => probe.close(r));
+  }
   await new Promise((r) => blocker?.close(r));
 });
 
@@ -141,9 +152,12 @@ describe('waker with the process driver', () => {
     expect(denied.status).toBe(401);
     expect(alice.port).toBe(ports.alice);
     // The commit the worker reports reaches the list.
-    const until = Date.now() + 15_000;
-    while ((await waker.persona('alice')).commit === null && Date.now() < until) await sleep(200);
-    expect((await waker.persona('alice')).commit?.hash).toBe(head);
+    const commit = await until(
+      async () => (await waker.persona('alice')).commit,
+      15_000,
+      "the commit alice's worker reports in the persona list",
+    );
+    expect(commit.hash).toBe(head);
   });
 
   test("puppeteer and Playwright connect to the persona's browser through its port on the waker", async () => {
@@ -269,9 +283,14 @@ describe('waker with the process driver', () => {
     }
   });
 
-  test('the sleepy persona is woken by its first call with its key, which is answered', async () => {
-    expect((await waker.persona('bob')).state).toBe('sleeping');
-    expect(workerPid(FLEET, 'bob')).toBeNull();
+  test('the sleepy persona is woken by a call with its key, which is answered', async () => {
+    // Asleep: at first, or IDLE_TIMEOUT after whatever woke it last.
+    const sleeping = await waker.waitState('bob', 'sleeping', 30_000);
+    await until(
+      async () => (workerPid(FLEET, 'bob') === null ? true : null),
+      10_000,
+      "bob's worker to end as bob sleeps",
+    );
     const status = `http://127.0.0.1:${ports.bob}/api/v1/system/status`;
     // A status read is public: the waker answers it for the sleeping persona, waking nothing.
     const asleep = await call(status, { key: null });
@@ -279,7 +298,10 @@ describe('waker with the process driver', () => {
       status: 200,
       body: { initialized: false, persona_state: 'sleeping' },
     });
-    expect(await waker.persona('bob')).toMatchObject({ state: 'sleeping', last_request: null });
+    expect(await waker.persona('bob')).toMatchObject({
+      state: 'sleeping',
+      last_request: sleeping.last_request,
+    });
     expect(workerPid(FLEET, 'bob')).toBeNull();
     // A call with the key wakes it, and its worker answers it.
     const first = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/process-tree`);
@@ -292,6 +314,7 @@ describe('waker with the process driver', () => {
     const bob = await waker.persona('bob');
     expect(bob.state).toBe('running');
     expect(bob.last_request).not.toBeNull();
+    expect(bob.last_request).not.toBe(sleeping.last_request);
     expect(workerPid(FLEET, 'bob')).not.toBeNull();
     // What the waker said asleep is what the worker says awake: the fleet's BROWSER_SLOWMO.
     expect(asleep.body.slowmo).toBe(awake.body.slowmo);
@@ -304,19 +327,27 @@ describe('waker with the process driver', () => {
     const ops = `http://127.0.0.1:${ports.bob}/api/v1/ops`;
     const created = await call(`${ops}/create-page`, { method: 'POST', body: { page_id: 'busy' } });
     expect(created.status).toBe(200);
+    let navigated = false;
     const navigating = call(`${ops}/busy/navigate`, {
       method: 'POST',
       body: { url: `${site.url}/slow?ms=2000` },
-    });
-    await sleep(500);
-    expect((await waker.persona('bob')).idle_seconds).toBeNull();
+    }).finally(() => (navigated = true));
+    await until(
+      async () => ((await waker.persona('bob')).idle_seconds === null ? true : null),
+      10_000,
+      "bob's idle_seconds to be null while the navigation runs",
+    );
+    expect(navigated).toBe(false);
     expect((await navigating).body).toMatchObject({ success: true, status_code: 200 });
     const doneAt = Date.now();
     const asleep = await waker.waitState('bob', 'sleeping', 30_000);
     expect(Date.now() - doneAt).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
     expect(asleep.commit).toBeNull();
-    const until = Date.now() + 10_000;
-    while (workerPid(FLEET, 'bob') !== null && Date.now() < until) await sleep(100);
+    await until(
+      async () => (workerPid(FLEET, 'bob') === null ? true : null),
+      10_000,
+      "bob's worker to end as bob sleeps",
+    );
     expect(fleetPids(FLEET, 'bob')).toEqual([]);
     // A ping asleep is the waker's answer and wakes nothing; a call with the key wakes it.
     const asleepPing = await call(`http://127.0.0.1:${ports.bob}/api/v1/system/ping`, {
@@ -412,12 +443,27 @@ describe('waker with the process driver', () => {
     expect(last.instances.alice.rss_mb).toBeGreaterThan(50);
     expect(last.system.mem_total_mb).toBeGreaterThan(last.system.mem_used_mb);
     expect((await call(`${waker.url}/api/metrics`, { key: null })).status).toBe(401);
-    // The create-page call above went through alice's port: her request log counts it.
-    const reqs = await call(`${waker.url}/api/personas/alice/requests?hours=3`);
+    // Two calls through alice's port (outside /system/, which the log leaves out): her request
+    // log counts them.
+    const requests = async (): Promise<Reply> =>
+      call(`${waker.url}/api/personas/alice/requests?hours=3`);
+    const counted = (r: Reply): number =>
+      r.body.requests.reduce((n: number, h: { count: number }) => n + h.count, 0);
+    const countedBefore = counted(await requests());
+    for (let i = 0; i < 2; i += 1) {
+      const r = await call(`http://127.0.0.1:${ports.alice}/api/v1/plugins`);
+      expect(r.status).toBe(200);
+    }
+    const reqs = await until(
+      async () => {
+        const r = await requests();
+        return counted(r) >= countedBefore + 2 ? r : null;
+      },
+      30_000,
+      "alice's request log counting the two calls",
+    );
     expect(reqs).toMatchObject({ status: 200, body: { name: 'alice', hours: 3 } });
     expect(reqs.body.requests).toHaveLength(3);
-    const counted = reqs.body.requests.reduce((n: number, h: { count: number }) => n + h.count, 0);
-    expect(counted).toBeGreaterThanOrEqual(2);
     expect((await call(`${waker.url}/api/personas/bob/requests?hours=x`)).status).toBe(400);
     expect((await call(`${waker.url}/api/personas/zed/requests`)).status).toBe(404);
   });
@@ -460,18 +506,5 @@ describe('waker with the process driver', () => {
     } finally {
       await client.close();
     }
-  });
-
-  test('stopping the waker leaves no worker, Xvfb or Chromium behind', async () => {
-    expect(fleetPids(FLEET).length).toBeGreaterThan(0);
-    expect(await waker.stop()).toBe(0);
-    expect(fleetPids(FLEET)).toEqual([]);
-    // Its ports are free again.
-    const probe = net.createServer();
-    await new Promise<void>((resolve, reject) => {
-      probe.once('error', reject);
-      probe.listen(ports.alice, resolve);
-    });
-    await new Promise((r) => probe.close(r));
   });
 });

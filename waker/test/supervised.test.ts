@@ -99,8 +99,27 @@ describe('GET /api/supervisor and the Updates section', () => {
       });
       expect(answer.status()).toBe(404);
       await page.waitForSelector('#personas-empty', { visible: true });
-      await sleep(300);
+      // The card reads again only once it has handled the read before: the 404 is handled.
+      const next = await page
+        .waitForResponse((r) => r.url().endsWith(SUPERVISOR_PATHS.status) && r !== answer, {
+          timeout: 20_000,
+        })
+        .catch((e: Error) => {
+          throw new Error(`the panel never read ${SUPERVISOR_PATHS.status} again: ${e.message}`);
+        });
+      expect(next.status()).toBe(404);
       expect(await page.$eval('#updates', (e) => (e as HTMLElement).hidden)).toBe(true);
+      expect(page.errors).toEqual([]);
+      await page.close();
+    });
+
+    test('control: shown on a waker a supervisor started, even with that supervisor gone', async () => {
+      const page = await openPanel(unreachable.url);
+      // The relay answers 502 there: the card shows, saying the read failed.
+      await page.waitForSelector('#updates', { visible: true, timeout: 20_000 });
+      expect(await page.$eval('#updates-summary', (e) => e.textContent)).toMatch(
+        /^Reading the supervisor failed/,
+      );
       expect(page.errors).toEqual([]);
       await page.close();
     });

@@ -72,10 +72,19 @@ async function openPanel(width: number): Promise<void> {
 
 /** Waits for the next read of the supervisor's status to be shown (the card polls every 5 s). */
 async function nextRead(): Promise<void> {
-  const reads = (): number => stand.calls.filter((c) => c.path === '/api/supervisor').length;
-  const before = reads();
-  while (reads() === before) await new Promise((r) => setTimeout(r, 100));
-  await new Promise((r) => setTimeout(r, 300));
+  // The card writes the time of a read ("Read 10:00:05") just before it draws that read.
+  const summary = await page.$eval('#updates-summary', (e) => e.textContent);
+  await page
+    .waitForFunction(
+      (before) => document.getElementById('updates-summary')?.textContent !== before,
+      { timeout: 20_000 },
+      summary,
+    )
+    .catch((e: Error) => {
+      throw new Error(
+        `the panel never showed a read of /api/supervisor after "${summary}": ${e.message}`,
+      );
+    });
 }
 
 test.each([360, 1280])(
