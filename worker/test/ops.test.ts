@@ -325,16 +325,25 @@ describe('a navigation that never ends, with short waits', () => {
 
 describe('page health', () => {
   test('a renderer that stops answering becomes stuck within 10 s while status/pages stays fast; destroy still works', async () => {
+    const statusTimes = async (): Promise<number[]> => {
+      const times: number[] = [];
+      for (let i = 0; i < 10; i += 1)
+        times.push((await w.call('GET', '/api/v1/system/status/pages', { auth: false })).ms);
+      return times.sort((a, b) => a - b);
+    };
     const id = await createPage('freeze');
+    const before = await statusTimes();
     await w.call('POST', `/api/v1/ops/${id}/navigate`, { body: { url: `${site.url}/freeze` } });
     const took = await waitForState(id, 'stuck', 15_000);
     expect(took).toBeLessThan(10_000);
     const entry = await pageEntry(id);
     expect(entry).toMatchObject({ stuck: true, responsive: false });
-    const times: number[] = [];
-    for (let i = 0; i < 10; i += 1)
-      times.push((await w.call('GET', '/api/v1/system/status/pages', { auth: false })).ms);
-    expect(Math.max(...times)).toBeLessThan(100);
+    // Fast is relative to the same route with no page frozen (a loaded machine slows both): it
+    // never waits on the frozen renderer, which would take as long as the detection did.
+    const during = await statusTimes();
+    const median = (xs: number[]): number => xs[Math.floor(xs.length / 2)] ?? 0;
+    expect(median(during)).toBeLessThan(3 * median(before) + 25);
+    expect(during[during.length - 1]).toBeLessThan(took / 2);
     const d = await w.call<Body>('DELETE', `/api/v1/ops/${id}/destroy-page`);
     expect(d.body.success).toBe(true);
     expect(await pageEntry(id)).toBeUndefined();
