@@ -100,13 +100,26 @@ module.exports = {
       to: { path: PKG },
     },
     {
-      name: 'mcp-over-http',
+      name: 'mcp-through-client',
       severity: 'error',
       comment:
-        'mcp/ turns the REST API into tools: it calls a persona over HTTP, so it imports no ' +
-        'service of ours (only the shared kit)',
+        'mcp/ turns the REST API into tools: it reaches a persona through @persona-browser/client ' +
+        '(typed answers), so it imports no service of ours (only the shared kit and the client)',
       from: { path: '^mcp/' },
       to: { path: `${PKG}(worker|plugins|plugin-sdk|waker|supervisor|xvfb|ui)(/|$)` },
+    },
+    {
+      name: 'mcp-no-own-http',
+      severity: 'error',
+      comment:
+        "mcp/ makes no HTTP request of its own: the client's transport (httpTransport) carries " +
+        'every call, typed or by path, with its deadline',
+      from: { path: '^mcp/src/' },
+      to: {
+        dependencyTypes: ['core'],
+        dependencyTypesNot: ['type-only'],
+        path: '^(node:)?(http|https|net)$',
+      },
     },
     {
       name: 'client-stands-alone',
@@ -132,6 +145,19 @@ module.exports = {
       to: { path: `${PKG}(worker|plugins|plugin-sdk)(/|$)` },
     },
     {
+      name: 'fleet-worker-calls-without-own-http',
+      severity: 'error',
+      comment:
+        "the waker's and the supervisor's calls of a worker's REST API go through the client " +
+        '(see required: fleet-calls-workers-through-client), never a request of their own',
+      from: { path: '^(waker/src/worker-client|supervisor/src/health)[.]ts$' },
+      to: {
+        dependencyTypes: ['core'],
+        dependencyTypesNot: ['type-only'],
+        path: '^(node:)?(http|https|net)$',
+      },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},
@@ -150,6 +176,24 @@ module.exports = {
       comment: 'shipped code imports only what its package.json declares',
       from: { path: '/src/' },
       to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
+    },
+  ],
+  required: [
+    {
+      name: 'mcp-calls-through-client',
+      severity: 'error',
+      comment: "mcp/'s calls of a persona (rest.ts, every tool's target) are the client's",
+      module: { path: '^mcp/src/rest[.]ts$' },
+      to: { path: `${PKG}client(/|$)` },
+    },
+    {
+      name: 'fleet-calls-workers-through-client',
+      severity: 'error',
+      comment:
+        "the waker's calls of a worker (status, ping, browser start and stop) and the " +
+        "supervisor's health pings go through @persona-browser/client",
+      module: { path: '^(waker/src/worker-client|supervisor/src/health)[.]ts$' },
+      to: { path: `${PKG}client(/|$)` },
     },
   ],
   options: {

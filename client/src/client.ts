@@ -11,9 +11,14 @@ import { settle } from './result';
 export interface PersonaClientOptions {
   /** The persona's address: `http://localhost:5000`, or the waker's port of a persona. */
   baseUrl: string;
-  /** The worker's SERVICE_KEY, sent as `Authorization: Bearer <key>`. */
-  key: string;
-  /** A fetch of your own (a proxy agent, a test double); the global one otherwise. */
+  /** The worker's SERVICE_KEY, sent as `Authorization: Bearer <key>`; none for a worker without one. */
+  key: string | null;
+  /** Sent with every request besides the key (a proxy's `X-Forwarded-Host`, say). */
+  headers?: Readonly<Record<string, string>>;
+  /**
+   * A fetch of your own (httpTransport's deadline and agent, a test double); the global one
+   * otherwise. A call may give its own (`{fetch}` among its options): a longer deadline, say.
+   */
   fetch?: (input: Request) => Promise<Response>;
 }
 
@@ -45,7 +50,10 @@ export function createPersonaClient(options: PersonaClientOptions): PersonaClien
   const make = (token: () => string): Client<paths> => {
     const client = createClient<paths>({
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
-      headers: { Authorization: `Bearer ${options.key}` },
+      headers: {
+        ...options.headers,
+        ...(options.key ? { Authorization: `Bearer ${options.key}` } : {}),
+      },
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
     client.use({

@@ -1,6 +1,8 @@
 export { createPersonaClient } from './client';
 export type { PersonaClient, PersonaClientOptions, PersonaHelpers } from './client';
 export { BUSY, untilFree } from './busy';
+export { httpTransport, NoAnswer } from './http-transport';
+export type { HttpTransportOptions } from './http-transport';
 export type { BusyWaitOptions } from './busy';
 export { Lease } from './lease';
 export type { LeaseOptions } from './lease';

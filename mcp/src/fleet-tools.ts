@@ -1,6 +1,6 @@
 import { pluginTools } from './plugin-tools';
 import type { RestTarget } from './rest';
-import { fromReply } from './results';
+import { fromResult } from './results';
 import type { ToolContext, ToolDef } from './tool';
 import { ArgumentError, stringArg } from './tool';
 import { CORE_TOOLS } from './tools';
@@ -56,8 +56,9 @@ export function fleetCatalog(personas: FleetPersonas): () => Promise<ToolDef[]> 
       'The personas of the fleet: name, mode (always-on or sleepy), state (a sleeping one wakes ' +
       'on its first call), node. Every other tool takes a persona.',
     inputSchema: { type: 'object', properties: {} },
+    // The waker's own API (`ctx.target` here), which the persona client does not describe.
     run: async (_args, ctx) =>
-      fromReply(await ctx.target.call({ method: 'GET', path: '/api/personas' })),
+      fromResult(await ctx.target.call({ method: 'GET', path: '/api/personas' })),
   };
   const readPlugins = async (): Promise<ToolDef[]> => {
     if (plugins && Date.now() - plugins.at < PLUGIN_LIST_MS) return plugins.tools;
@@ -66,8 +67,8 @@ export function fleetCatalog(personas: FleetPersonas): () => Promise<ToolDef[]> 
     const doc = await personas
       .target(name, { host: null, proto: null })
       .call({ method: 'GET', path: '/openapi.json' });
-    if (doc.status !== 200) throw new ArgumentError(`persona ${name} gave no OpenAPI document`);
-    plugins = { at: Date.now(), tools: pluginTools(doc.body) };
+    if (!doc.ok) throw new ArgumentError(`persona ${name} gave no OpenAPI document`);
+    plugins = { at: Date.now(), tools: pluginTools(doc.data) };
     return plugins.tools;
   };
   return async () => [

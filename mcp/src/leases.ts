@@ -1,4 +1,7 @@
+import type { paths, Result } from '@persona-browser/client';
+import { settle } from '@persona-browser/client';
 import type { RestTarget } from './rest';
+import { leaseHeader, within } from './rest';
 
 /** The ttl of a session's leases (s); renewed well before it ends while the session lives. */
 export const SESSION_LEASE_TTL_S = 120;
@@ -10,7 +13,29 @@ interface Held {
 }
 
 const keyOf = (target: RestTarget, pageId: string): string => `${target.baseUrl} ${pageId}`;
-const leasePath = (pageId: string): string => `/api/v1/ops/${encodeURIComponent(pageId)}/lease`;
+type LeaseRoute = paths['/api/v1/ops/{page_id}/lease'];
+type Granted = LeaseRoute['post']['responses'][200]['content']['application/json'];
+type Released = LeaseRoute['delete']['responses'][200]['content']['application/json'];
+
+/** The lease route's parameters: the page, and the token the session holds on it if any. */
+const leaseParams = (pageId: string, token: string | undefined) => ({
+  params: { path: { page_id: pageId } },
+  // Not among the route's documented parameters: the lease routes take the header all the same.
+  headers: leaseHeader(token),
+});
+
+/** How long a session that ends waits for each of its leases to be given back (ms). */
+const RELEASE_AT_END_MS = 10_000;
+
+/** Gives a lease back (DELETE with its token), within `timeoutMs` when said. */
+function giveBack(h: Held, timeoutMs?: number): Promise<Result<Released>> {
+  return settle(
+    h.target.api.DELETE('/api/v1/ops/{page_id}/lease', {
+      ...leaseParams(h.pageId, h.token),
+      ...(timeoutMs === undefined ? {} : { fetch: within(timeoutMs) }),
+    }),
+  );
+}
 
 /**
  * The leases one MCP session holds: on the pages it created, and on those it leased by name.
@@ -27,36 +52,27 @@ export class SessionLeases {
   }
 
   /** Leases the page (or renews the session's lease on it); the reply as the API gave it. */
-  async acquire(
-    target: RestTarget,
-    pageId: string,
-    ttl = this.ttlS,
-  ): Promise<{ status: number; body: Record<string, unknown> }> {
-    const lease = this.token(target, pageId);
-    const reply = await target.call({
-      method: 'POST',
-      path: leasePath(pageId),
-      body: { ttl },
-      lease,
-    });
-    const token = reply.body.lease_token;
-    if (reply.status === 200 && typeof token === 'string') {
-      this.held.set(keyOf(target, pageId), { target, pageId, token });
-    } else if (reply.status === 404 || reply.status === 423) {
+  async acquire(target: RestTarget, pageId: string, ttl = this.ttlS): Promise<Result<Granted>> {
+    const r = await settle(
+      target.api.POST('/api/v1/ops/{page_id}/lease', {
+        ...leaseParams(pageId, this.token(target, pageId)),
+        body: { ttl },
+      }),
+    );
+    if (r.ok) {
+      this.held.set(keyOf(target, pageId), { target, pageId, token: r.data.lease_token });
+    } else if (r.status === 404 || r.status === 423) {
       this.held.delete(keyOf(target, pageId));
     }
-    return reply;
+    return r;
   }
 
-  /** Releases the session's lease on the page; the reply, or null when it held none. */
-  async release(
-    target: RestTarget,
-    pageId: string,
-  ): Promise<{ status: number; body: Record<string, unknown> } | null> {
+  /** Releases the session's lease on the page; the answer, or null when it held none. */
+  async release(target: RestTarget, pageId: string): Promise<Result<Released> | null> {
     const h = this.held.get(keyOf(target, pageId));
     if (!h) return null;
     this.held.delete(keyOf(target, pageId));
-    return target.call({ method: 'DELETE', path: leasePath(pageId), lease: h.token });
+    return giveBack(h);
   }
 
   /** The page is gone (destroyed through this session): its lease went with it. */
@@ -75,13 +91,7 @@ export class SessionLeases {
   async releaseAll(): Promise<void> {
     const all = [...this.held.values()];
     this.held.clear();
-    await Promise.all(
-      all.map((h) =>
-        h.target
-          .call({ method: 'DELETE', path: leasePath(h.pageId), lease: h.token, timeoutMs: 10_000 })
-          .catch(() => undefined),
-      ),
-    );
+    await Promise.all(all.map((h) => giveBack(h, RELEASE_AT_END_MS).catch(() => undefined)));
   }
 
   get size(): number {

@@ -1,8 +1,8 @@
 import { isRecord } from '@persona-browser/service-kit';
-import type { Json } from './rest';
-import { fromReply } from './results';
+import type { Json, RestCall } from './rest';
+import { fromResult } from './results';
 import type { ToolDef } from './tool';
-import { onPage, stringArg } from './tool';
+import { stringArg } from './tool';
 
 const PLUGIN_PATH = /^\/api\/v1\/\{page_id\}\/plugin\/(.+)$/;
 
@@ -64,8 +64,17 @@ export function pluginTools(doc: unknown): ToolDef[] {
         const pageId = stringArg(args, 'page_id');
         const body: Json = { ...args };
         delete body.page_id;
-        const route = `/api/v1/${encodeURIComponent(pageId)}/plugin/${routePath}`;
-        return fromReply(await onPage(ctx, pageId, method, route, { body, timeoutMs: 600_000 }));
+        // By path, not through the typed client: the route was read from the document the
+        // persona serves now, which may hold plugins the client was not generated with.
+        const call: RestCall = {
+          method,
+          path: `/api/v1/${encodeURIComponent(pageId)}/plugin/${routePath}`,
+          lease: ctx.leases.token(ctx.target, pageId),
+          timeoutMs: 600_000,
+        };
+        // A GET has no body: its arguments go as its query, as its parameters are documented.
+        const sent = method === 'GET' ? { ...call, query: body } : { ...call, body };
+        return fromResult(await ctx.target.call(sent));
       },
     });
   }

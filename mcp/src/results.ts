@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Json, RestReply } from './rest';
+import type { Result } from '@persona-browser/client';
 
 /** A tool error an agent reads: the API's own message, and its status when it was not 200. */
 export function toolError(message: string, status?: number): CallToolResult {
@@ -7,20 +7,13 @@ export function toolError(message: string, status?: number): CallToolResult {
   return { isError: true, content: [{ type: 'text', text }] };
 }
 
-export const failed = (r: RestReply): boolean => r.status >= 400 || r.body.success === false;
-
-/** The error text of a failed reply: the envelope's `error` (or 401's `detail`). */
-export function errorOf(r: RestReply): string {
-  const { error, detail } = r.body;
-  if (typeof error === 'string') return error;
-  if (typeof detail === 'string') return detail;
-  return `The call failed with HTTP ${r.status}`;
-}
-
-/** A reply as the tool's result: JSON text on success, a tool error with the API's message else. */
-export function fromReply(r: RestReply, shape?: (body: Json) => Json): CallToolResult {
-  if (failed(r)) return toolError(errorOf(r), r.status);
-  const body = shape ? shape(r.body) : r.body;
+/**
+ * An answer as the tool's result: JSON text on success (`shape` may reword it), a tool error
+ * with the API's message (and its status) else.
+ */
+export function fromResult<D>(r: Result<D>, shape?: (data: D) => unknown): CallToolResult {
+  if (!r.ok) return toolError(r.error, r.status);
+  const body = shape ? shape(r.data) : r.data;
   return { content: [{ type: 'text', text: JSON.stringify(body, null, 2) }] };
 }
 

@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SessionLeases } from './leases';
-import type { Json, RestReply, RestTarget } from './rest';
+import type { Json, RestTarget } from './rest';
+import { leaseHeader } from './rest';
 
 /**
  * What a tool is, and what every tool's run uses: its context, its arguments' checks, and a call
@@ -41,13 +42,20 @@ export const optionalString = (args: Json, name: string): string | undefined => 
   return v;
 };
 
-/** A call on a page, with the session's lease token on it when it holds one. */
-export function onPage(
+/**
+ * The parameters of a call on a page: its id in the path, its query if any, and the session's
+ * lease token (`X-Lease`) when it holds one.
+ */
+export function onPage<Q extends object = never>(
   ctx: ToolContext,
   pageId: string,
-  method: 'GET' | 'POST' | 'DELETE',
-  path: string,
-  opts: { body?: Json; query?: Json; timeoutMs?: number } = {},
-): Promise<RestReply> {
-  return ctx.target.call({ method, path, ...opts, lease: ctx.leases.token(ctx.target, pageId) });
+  query?: Q,
+): { params: { path: { page_id: string }; header: { 'X-Lease'?: string }; query?: Q } } {
+  return {
+    params: {
+      path: { page_id: pageId },
+      header: leaseHeader(ctx.leases.token(ctx.target, pageId)),
+      ...(query === undefined ? {} : { query }),
+    },
+  };
 }

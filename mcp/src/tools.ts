@@ -1,13 +1,10 @@
-import { isRecord } from '@persona-browser/service-kit';
-import type { Json, RestReply } from './rest';
-import { failed, fromReply, htmlToText, textResult, toolError } from './results';
+import type { operations, Result } from '@persona-browser/client';
+import { settle } from '@persona-browser/client';
+import { fromResult, htmlToText, textResult, toolError } from './results';
+import { within } from './rest';
+import type { Json } from './rest';
 import type { ToolContext, ToolDef } from './tool';
 import { ArgumentError, onPage, optionalString, stringArg } from './tool';
-
-const enc = encodeURIComponent;
-const ops = (pageId: string, action: string): string => `/api/v1/ops/${enc(pageId)}/${action}`;
-const prim = (pageId: string, action: string): string =>
-  `/api/v1/primitive/${enc(pageId)}/${action}`;
 
 const PAGE_ID = { type: 'string', description: 'the page, as list_pages or create_page named it' };
 const REF = {
@@ -16,8 +13,11 @@ const REF = {
 };
 const SELECTOR = { type: 'string', description: 'a CSS selector (or give ref)' };
 
+/** An element as the primitives take it: by snapshot ref or by CSS selector. */
+type Element = { ref: string } | { selector: string };
+
 /** `{ref}` or `{selector}` from the arguments; null when neither was given. */
-function elementOf(args: Json): Json | null {
+function elementOf(args: Json): Element | null {
   const ref = optionalString(args, 'ref');
   const selector = optionalString(args, 'selector');
   if (ref !== undefined && selector !== undefined)
@@ -26,7 +26,7 @@ function elementOf(args: Json): Json | null {
   if (selector !== undefined) return { selector };
   return null;
 }
-function requireElement(args: Json): Json {
+function requireElement(args: Json): Element {
   const el = elementOf(args);
   if (!el) throw new ArgumentError("'ref' (from snapshot) or 'selector' is required");
   return el;
@@ -40,37 +40,90 @@ function requireElement(args: Json): Json {
 async function bringIntoView(
   ctx: ToolContext,
   pageId: string,
-  el: Json,
-): Promise<RestReply | null> {
-  const seen = await onPage(ctx, pageId, 'POST', prim(pageId, 'check-visible'), { body: el });
-  if (failed(seen)) return seen;
-  const { found, fully_visible: whole, bounding_box: box, viewport } = seen.body;
-  if (found !== true || whole === true || !isBox(box) || !isBox(viewport)) return null;
+  el: Element,
+): Promise<Result<unknown> | null> {
+  const seen = await settle(
+    ctx.target.api.POST('/api/v1/primitive/{page_id}/check-visible', {
+      ...onPage(ctx, pageId),
+      body: el,
+    }),
+  );
+  if (!seen.ok) return seen;
+  const { found, fully_visible: whole, bounding_box: box, viewport } = seen.data;
+  if (!found || whole || box === null) return null;
   const distance = Math.round(box.y + box.height / 2 - viewport.height / 2);
   if (Math.abs(distance) < 2) return null;
-  const scrolled = await onPage(ctx, pageId, 'POST', prim(pageId, 'scroll-page'), {
-    body: { distance },
-  });
-  return failed(scrolled) ? scrolled : null;
+  const scrolled = await settle(
+    ctx.target.api.POST('/api/v1/primitive/{page_id}/scroll-page', {
+      ...onPage(ctx, pageId),
+      body: { distance },
+    }),
+  );
+  return scrolled.ok ? null : scrolled;
 }
-interface BoxLike {
-  y: number;
-  height: number;
-}
-const isBox = (v: unknown): v is BoxLike =>
-  isRecord(v) && typeof v.height === 'number' && (v.y === undefined || typeof v.y === 'number');
 
 /** Aims at the element (scrolling it into view first) and runs `gesture` on it. */
 async function onElement(
   ctx: ToolContext,
   args: Json,
   action: 'click-element' | 'hover-element',
-): Promise<RestReply> {
+): Promise<Result<unknown>> {
   const pageId = stringArg(args, 'page_id');
   const el = requireElement(args);
   const scrolled = await bringIntoView(ctx, pageId, el);
   if (scrolled) return scrolled;
-  return onPage(ctx, pageId, 'POST', prim(pageId, action), { body: el });
+  return settle(
+    ctx.target.api.POST(`/api/v1/primitive/{page_id}/${action}`, {
+      ...onPage(ctx, pageId),
+      body: el,
+    }),
+  );
+}
+
+/**
+ * The `text` of a type or paste, after a click on the element given (if one is): a failed
+ * click is the answer then.
+ */
+async function textToEnter(
+  ctx: ToolContext,
+  args: Json,
+): Promise<{ text: string } | { failed: Result<unknown> }> {
+  if (typeof args.text !== 'string') throw new ArgumentError("'text' is required (a string)");
+  if (elementOf(args)) {
+    const clicked = await onElement(ctx, args, 'click-element');
+    if (!clicked.ok) return { failed: clicked };
+  }
+  return { text: args.text };
+}
+
+type NetworkQuery = NonNullable<operations['get-ops-network']['parameters']['query']>;
+const RESOURCE_TYPES: ReadonlyArray<NonNullable<NetworkQuery['resource_type']>> = [
+  'document',
+  'xhr',
+  'fetch',
+];
+
+/** The network tool's filters, each of the type the route takes. */
+function networkQuery(args: Json): NetworkQuery {
+  const query: NetworkQuery = {};
+  const { since, url_contains: contains, resource_type: type, include_body: body } = args;
+  if (since !== undefined) {
+    if (typeof since !== 'number' || !Number.isInteger(since) || since < 0)
+      throw new ArgumentError("'since' must be an integer of 0 or more");
+    query.since = since;
+  }
+  if (contains !== undefined) query.url_contains = optionalString(args, 'url_contains');
+  if (type !== undefined) {
+    const known = RESOURCE_TYPES.find((t) => t === type);
+    if (!known)
+      throw new ArgumentError(`'resource_type' must be one of ${RESOURCE_TYPES.join(', ')}`);
+    query.resource_type = known;
+  }
+  if (body !== undefined) {
+    if (typeof body !== 'boolean') throw new ArgumentError("'include_body' must be a boolean");
+    query.include_body = body;
+  }
+  return query;
 }
 
 const page = (extra: Json = {}, required: string[] = []): ToolDef['inputSchema'] => ({
@@ -87,7 +140,7 @@ export const CORE_TOOLS: ToolDef[] = [
       "The persona's pages: id, URL, state, whether leased. Pages this session created are leased to it.",
     inputSchema: { type: 'object', properties: {} },
     run: async (_args, ctx) =>
-      fromReply(await ctx.target.call({ method: 'GET', path: '/api/v1/system/status/pages' })),
+      fromResult(await settle(ctx.target.api.GET('/api/v1/system/status/pages'))),
   },
   {
     name: 'create_page',
@@ -100,16 +153,17 @@ export const CORE_TOOLS: ToolDef[] = [
     },
     run: async (args, ctx) => {
       const pageId = optionalString(args, 'page_id');
-      const made = await ctx.target.call({
-        method: 'POST',
-        path: '/api/v1/ops/create-page',
-        body: pageId === undefined ? {} : { page_id: pageId },
-      });
-      if (failed(made)) return fromReply(made);
-      const id = String(made.body.page_id);
+      const made = await settle(
+        ctx.target.api.POST('/api/v1/ops/create-page', {
+          body: pageId === undefined ? {} : { page_id: pageId },
+        }),
+      );
+      if (!made.ok) return fromResult(made);
+      const id = made.data.page_id;
+      if (id === null) return toolError('The persona opened a page without naming it');
       const leased = await ctx.leases.acquire(ctx.target, id);
-      if (failed(leased)) return fromReply(leased);
-      return fromReply(made, (b) => ({ ...b, leased_to_this_session: true }));
+      if (!leased.ok) return fromResult(leased);
+      return fromResult(made, (b) => ({ ...b, leased_to_this_session: true }));
     },
   },
   {
@@ -118,9 +172,11 @@ export const CORE_TOOLS: ToolDef[] = [
     inputSchema: page(),
     run: async (args, ctx) => {
       const pageId = stringArg(args, 'page_id');
-      const r = await onPage(ctx, pageId, 'POST', ops(pageId, 'destroy-page'));
-      if (!failed(r)) ctx.leases.forget(ctx.target, pageId);
-      return fromReply(r);
+      const r = await settle(
+        ctx.target.api.POST('/api/v1/ops/{page_id}/destroy-page', onPage(ctx, pageId)),
+      );
+      if (r.ok) ctx.leases.forget(ctx.target, pageId);
+      return fromResult(r);
     },
   },
   {
@@ -129,7 +185,7 @@ export const CORE_TOOLS: ToolDef[] = [
       'Leases an existing page to this session (renewed while the session lives, released when it ends).',
     inputSchema: page(),
     run: async (args, ctx) =>
-      fromReply(await ctx.leases.acquire(ctx.target, stringArg(args, 'page_id'))),
+      fromResult(await ctx.leases.acquire(ctx.target, stringArg(args, 'page_id'))),
   },
   {
     name: 'release_page',
@@ -137,7 +193,7 @@ export const CORE_TOOLS: ToolDef[] = [
     inputSchema: page(),
     run: async (args, ctx) => {
       const r = await ctx.leases.release(ctx.target, stringArg(args, 'page_id'));
-      return r ? fromReply(r) : toolError('This session holds no lease on that page');
+      return r ? fromResult(r) : toolError('This session holds no lease on that page');
     },
   },
   {
@@ -149,8 +205,13 @@ export const CORE_TOOLS: ToolDef[] = [
     run: async (args, ctx) => {
       const pageId = stringArg(args, 'page_id');
       const url = stringArg(args, 'url');
-      return fromReply(
-        await onPage(ctx, pageId, 'POST', ops(pageId, 'navigate'), { body: { url } }),
+      return fromResult(
+        await settle(
+          ctx.target.api.POST('/api/v1/ops/{page_id}/navigate', {
+            ...onPage(ctx, pageId),
+            body: { url },
+          }),
+        ),
       );
     },
   },
@@ -163,11 +224,13 @@ export const CORE_TOOLS: ToolDef[] = [
     inputSchema: page(),
     run: async (args, ctx) => {
       const pageId = stringArg(args, 'page_id');
-      const r = await onPage(ctx, pageId, 'GET', ops(pageId, 'snapshot'));
-      if (failed(r)) return fromReply(r);
-      const { url, title, snapshot, truncated } = r.body;
-      const head = `Page ${pageId}: ${String(title)} (${String(url)})${truncated ? ' [truncated]' : ''}`;
-      return textResult(`${head}\n${String(snapshot)}`);
+      const r = await settle(
+        ctx.target.api.GET('/api/v1/ops/{page_id}/snapshot', onPage(ctx, pageId)),
+      );
+      if (!r.ok) return fromResult(r);
+      const { url, title, snapshot, truncated } = r.data;
+      const head = `Page ${pageId}: ${title} (${url})${truncated ? ' [truncated]' : ''}`;
+      return textResult(`${head}\n${snapshot}`);
     },
   },
   {
@@ -176,13 +239,13 @@ export const CORE_TOOLS: ToolDef[] = [
       'Moves the mouse along a curved path to the element and clicks it, as a person does ' +
       '(the wheel brings it on screen first).',
     inputSchema: page({ ref: REF, selector: SELECTOR }),
-    run: async (args, ctx) => fromReply(await onElement(ctx, args, 'click-element')),
+    run: async (args, ctx) => fromResult(await onElement(ctx, args, 'click-element')),
   },
   {
     name: 'hover',
     description: 'Moves the mouse onto the element without clicking.',
     inputSchema: page({ ref: REF, selector: SELECTOR }),
-    run: async (args, ctx) => fromReply(await onElement(ctx, args, 'hover-element')),
+    run: async (args, ctx) => fromResult(await onElement(ctx, args, 'hover-element')),
   },
   {
     name: 'type',
@@ -200,17 +263,19 @@ export const CORE_TOOLS: ToolDef[] = [
     ),
     run: async (args, ctx) => {
       const pageId = stringArg(args, 'page_id');
-      if (typeof args.text !== 'string') throw new ArgumentError("'text' is required (a string)");
-      if (elementOf(args)) {
-        const clicked = await onElement(ctx, args, 'click-element');
-        if (failed(clicked)) return fromReply(clicked);
-      }
-      const typed = await onPage(ctx, pageId, 'POST', prim(pageId, 'type-text'), {
-        body: { text: args.text },
-      });
-      if (failed(typed) || args.submit !== true) return fromReply(typed);
-      const entered = await onPage(ctx, pageId, 'POST', prim(pageId, 'press-enter'));
-      return fromReply(entered, (b) => ({ ...typed.body, submitted: b.key === 'Enter' }));
+      const input = await textToEnter(ctx, args);
+      if ('failed' in input) return fromResult(input.failed);
+      const typed = await settle(
+        ctx.target.api.POST('/api/v1/primitive/{page_id}/type-text', {
+          ...onPage(ctx, pageId),
+          body: input,
+        }),
+      );
+      if (!typed.ok || args.submit !== true) return fromResult(typed);
+      const entered = await settle(
+        ctx.target.api.POST('/api/v1/primitive/{page_id}/press-enter', onPage(ctx, pageId)),
+      );
+      return fromResult(entered, (b) => ({ ...typed.data, submitted: b.key === 'Enter' }));
     },
   },
   {
@@ -221,15 +286,15 @@ export const CORE_TOOLS: ToolDef[] = [
     inputSchema: page({ text: { type: 'string' }, ref: REF, selector: SELECTOR }, ['text']),
     run: async (args, ctx) => {
       const pageId = stringArg(args, 'page_id');
-      if (typeof args.text !== 'string') throw new ArgumentError("'text' is required (a string)");
-      if (elementOf(args)) {
-        const clicked = await onElement(ctx, args, 'click-element');
-        if (failed(clicked)) return fromReply(clicked);
-      }
-      return fromReply(
-        await onPage(ctx, pageId, 'POST', prim(pageId, 'paste-text'), {
-          body: { text: args.text },
-        }),
+      const input = await textToEnter(ctx, args);
+      if ('failed' in input) return fromResult(input.failed);
+      return fromResult(
+        await settle(
+          ctx.target.api.POST('/api/v1/primitive/{page_id}/paste-text', {
+            ...onPage(ctx, pageId),
+            body: input,
+          }),
+        ),
       );
     },
   },
@@ -240,13 +305,21 @@ export const CORE_TOOLS: ToolDef[] = [
     run: async (args, ctx) => {
       const pageId = stringArg(args, 'page_id');
       const key = stringArg(args, 'key');
-      if (key === 'Enter')
-        return fromReply(await onPage(ctx, pageId, 'POST', prim(pageId, 'press-enter')));
+      if (key === 'Enter') {
+        return fromResult(
+          await settle(
+            ctx.target.api.POST('/api/v1/primitive/{page_id}/press-enter', onPage(ctx, pageId)),
+          ),
+        );
+      }
       if (key === 'Tab' || key === 'Shift+Tab') {
-        return fromReply(
-          await onPage(ctx, pageId, 'POST', prim(pageId, 'press-tab'), {
-            body: { with_shift: key === 'Shift+Tab' },
-          }),
+        return fromResult(
+          await settle(
+            ctx.target.api.POST('/api/v1/primitive/{page_id}/press-tab', {
+              ...onPage(ctx, pageId),
+              body: { with_shift: key === 'Shift+Tab' },
+            }),
+          ),
         );
       }
       throw new ArgumentError(`'key' must be Enter, Tab or Shift+Tab, not '${key}'`);
@@ -263,13 +336,25 @@ export const CORE_TOOLS: ToolDef[] = [
       const el = elementOf(args);
       if (el) {
         const r = await bringIntoView(ctx, pageId, el);
-        if (r) return fromReply(r);
-        return fromReply(
-          await onPage(ctx, pageId, 'POST', prim(pageId, 'check-visible'), { body: el }),
+        if (r) return fromResult(r);
+        return fromResult(
+          await settle(
+            ctx.target.api.POST('/api/v1/primitive/{page_id}/check-visible', {
+              ...onPage(ctx, pageId),
+              body: el,
+            }),
+          ),
         );
       }
       const body = typeof args.distance === 'number' ? { distance: args.distance } : {};
-      return fromReply(await onPage(ctx, pageId, 'POST', prim(pageId, 'scroll-page'), { body }));
+      return fromResult(
+        await settle(
+          ctx.target.api.POST('/api/v1/primitive/{page_id}/scroll-page', {
+            ...onPage(ctx, pageId),
+            body,
+          }),
+        ),
+      );
     },
   },
   {
@@ -279,13 +364,15 @@ export const CORE_TOOLS: ToolDef[] = [
     run: async (args, ctx) => {
       const pageId = stringArg(args, 'page_id');
       const full = args.full === true;
-      const r = await onPage(ctx, pageId, 'GET', ops(pageId, 'screenshot'), { query: { full } });
-      if (failed(r)) return fromReply(r);
-      const data = String(full ? r.body.full_screenshot : r.body.screenshot);
+      const r = await settle(
+        ctx.target.api.GET('/api/v1/ops/{page_id}/screenshot', onPage(ctx, pageId, { full })),
+      );
+      if (!r.ok) return fromResult(r);
+      const data = (full ? r.data.full_screenshot : null) ?? r.data.screenshot;
       return {
         content: [
           { type: 'image', data, mimeType: 'image/png' },
-          { type: 'text', text: `Page ${pageId} at ${String(r.body.url)}` },
+          { type: 'text', text: `Page ${pageId} at ${r.data.url}` },
         ],
       };
     },
@@ -297,10 +384,12 @@ export const CORE_TOOLS: ToolDef[] = [
     inputSchema: page(),
     run: async (args, ctx) => {
       const pageId = stringArg(args, 'page_id');
-      const r = await onPage(ctx, pageId, 'POST', ops(pageId, 'extract-content'));
-      if (failed(r)) return fromReply(r);
-      const text = htmlToText(String(r.body.content));
-      return textResult(`${String(r.body.title)}\n${String(r.body.url)}\n\n${text}`);
+      const r = await settle(
+        ctx.target.api.POST('/api/v1/ops/{page_id}/extract-content', onPage(ctx, pageId)),
+      );
+      if (!r.ok) return fromResult(r);
+      const { title, url, content } = r.data;
+      return textResult(`${title}\n${url}\n\n${htmlToText(content)}`);
     },
   },
   {
@@ -311,15 +400,17 @@ export const CORE_TOOLS: ToolDef[] = [
     inputSchema: page({
       since: { type: 'integer', minimum: 0 },
       url_contains: { type: 'string' },
-      resource_type: { type: 'string', description: 'document, xhr, fetch, script, image…' },
+      resource_type: { type: 'string', enum: RESOURCE_TYPES },
       include_body: { type: 'boolean' },
     }),
     run: async (args, ctx) => {
       const pageId = stringArg(args, 'page_id');
-      const query: Json = {};
-      for (const k of ['since', 'url_contains', 'resource_type', 'include_body'])
-        if (args[k] !== undefined) query[k] = args[k];
-      return fromReply(await onPage(ctx, pageId, 'GET', ops(pageId, 'network'), { query }));
+      const query = networkQuery(args);
+      return fromResult(
+        await settle(
+          ctx.target.api.GET('/api/v1/ops/{page_id}/network', onPage(ctx, pageId, query)),
+        ),
+      );
     },
   },
   {
@@ -344,26 +435,30 @@ export const CORE_TOOLS: ToolDef[] = [
     ),
     run: async (args, ctx) => {
       const pageId = stringArg(args, 'page_id');
-      const body: Json = { message: stringArg(args, 'message') };
-      if (typeof args.timeout === 'number') body.timeout = args.timeout;
+      const message = stringArg(args, 'message');
+      const timeout = typeof args.timeout === 'number' ? args.timeout : undefined;
       if (args.wait !== undefined && typeof args.wait !== 'boolean')
         throw new ArgumentError("'wait' must be a boolean");
-      const ask = (wait: boolean, timeoutMs?: number): Promise<RestReply> =>
-        onPage(ctx, pageId, 'POST', ops(pageId, 'ask-person'), {
-          body: { ...body, wait },
-          timeoutMs,
-        });
+      const ask = (wait: boolean, timeoutMs?: number) =>
+        settle(
+          ctx.target.api.POST('/api/v1/ops/{page_id}/ask-person', {
+            ...onPage(ctx, pageId),
+            body: { message, ...(timeout === undefined ? {} : { timeout }), wait },
+            // A wait for a person outlasts the default deadline of a call.
+            ...(timeoutMs === undefined ? {} : { fetch: within(timeoutMs) }),
+          }),
+        );
       // The link first: the ask stands on the page while the agent passes the link on.
       const asked = await ask(false);
-      if (failed(asked) || args.wait === false) return fromReply(asked);
-      const seconds = typeof args.timeout === 'number' ? args.timeout : 600;
+      if (!asked.ok || args.wait === false) return fromResult(asked);
+      const seconds = timeout ?? 600;
       // Joined before the link goes out, so no hand-back can come before the join.
       const outcome = ask(true, seconds * 1000 + 30_000);
-      const link = asked.body.live_url;
+      const link = asked.data.live_url;
       await ctx
         .progress(
-          typeof link === 'string'
-            ? `Waiting for the person: send them ${link} (valid until ${String(asked.body.expires_at)})`
+          link !== null
+            ? `Waiting for the person: send them ${link} (valid until ${String(asked.data.expires_at)})`
             : 'Waiting for the person at the live view',
         )
         .catch(() => undefined);
@@ -372,7 +467,7 @@ export const CORE_TOOLS: ToolDef[] = [
         10_000,
       );
       try {
-        return fromReply(await outcome);
+        return fromResult(await outcome);
       } finally {
         clearInterval(beat);
       }

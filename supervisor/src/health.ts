@@ -1,8 +1,9 @@
 import type Joi from 'joi';
+import { createPersonaClient, httpTransport, settle } from '@persona-browser/client';
 import type { PersonaList, PingResult } from '@persona-browser/contracts';
 import { errorMessage } from '@persona-browser/service-kit';
 import {
-  SYSTEM_PATHS,
+  HttpStatusError,
   WAKER_PATHS,
   getJson,
   personaListSchema,
@@ -34,7 +35,10 @@ const LOCAL = '127.0.0.1';
 export const CRASH_LIMIT = 3;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** The waker's always-on personas (those `only` names, when it names some). */
+/**
+ * The waker's always-on personas (those `only` names, when it names some). The waker's own API,
+ * which the persona client does not describe: a call by path.
+ */
 export async function alwaysOn(
   o: Pick<GateOptions, 'wakerPort' | 'serviceKey' | 'only'>,
 ): Promise<PersonaList['personas']> {
@@ -61,7 +65,16 @@ export async function alwaysOn(
 
 /** The commit a persona's port answers ping with (through the waker's front door). */
 export async function pingHash(port: number): Promise<string | null> {
-  const body = await getJson({ host: LOCAL, port }, SYSTEM_PATHS.ping, 10_000);
+  const persona = createPersonaClient({
+    baseUrl: `http://${LOCAL}:${port}`,
+    // Ping is public: no key.
+    key: null,
+    fetch: httpTransport({ timeoutMs: 10_000 }),
+  });
+  const r = await settle(persona.GET('/api/v1/system/ping'));
+  if (!r.ok) throw new HttpStatusError(r.status, JSON.stringify(r.body ?? r.error));
+  // The persona may still run the commit before the update: held to the fields read here.
+  const body: unknown = r.data;
   const ping: Joi.ValidationResult<PingResult> = pingSchema.validate(body, { allowUnknown: true });
   return ping.error ? null : (ping.value.commit?.hash ?? null);
 }

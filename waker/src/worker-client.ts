@@ -1,16 +1,40 @@
 import type Joi from 'joi';
+import type { PersonaClient, Result } from '@persona-browser/client';
+import { createPersonaClient, httpTransport, settle } from '@persona-browser/client';
 import type { CommitInfo, NavigatorStatus, PingResult } from '@persona-browser/contracts';
-import {
-  SYSTEM_PATHS,
-  getJson,
-  navigatorStatusSchema,
-  pingSchema,
-} from '@persona-browser/contracts';
+import { HttpStatusError, navigatorStatusSchema, pingSchema } from '@persona-browser/contracts';
 import type { Address } from './drivers/types';
+
+/**
+ * The worker's REST API at `address`, typed by the client generated from its document: each
+ * call bounded at `timeoutMs` over Node's http (through the address's tunnel agent, if any),
+ * with the service key when one is given.
+ */
+function workerApi(
+  address: Address,
+  timeoutMs: number,
+  serviceKey: string | null = null,
+): PersonaClient {
+  const host = address.host.includes(':') ? `[${address.host}]` : address.host;
+  return createPersonaClient({
+    baseUrl: `http://${host}:${address.port}`,
+    key: serviceKey,
+    fetch: httpTransport({ timeoutMs, agent: address.agent }),
+  });
+}
+
+/** The answer's data; a failure throws, with its status and the body it came with. */
+async function dataOf<D>(result: Promise<Result<D>>): Promise<D> {
+  const r = await result;
+  if (!r.ok) throw new HttpStatusError(r.status, JSON.stringify(r.body ?? r.error));
+  return r.data;
+}
 
 /** Whether the worker answers status with its browser up (`initialized`). */
 export async function isReady(address: Address, timeoutMs = 3_000): Promise<boolean> {
-  const body = await getJson(address, SYSTEM_PATHS.status, timeoutMs);
+  const api = workerApi(address, timeoutMs);
+  const body = await dataOf(settle(api.GET('/api/v1/system/status')));
+  // A worker of another commit may answer in another shape: held to the fields read here.
   const result: Joi.ValidationResult<NavigatorStatus> = navigatorStatusSchema.validate(body, {
     allowUnknown: true,
   });
@@ -36,9 +60,6 @@ export async function waitReady(
   throw new Error(`worker not ready within ${Math.round(timeoutMs / 1000)} s`);
 }
 
-const bearer = (serviceKey: string | null): Record<string, string> =>
-  serviceKey ? { Authorization: `Bearer ${serviceKey}` } : {};
-
 /**
  * Light sleep: the worker closes its browser (the profile is written and closed on disk) and
  * stays up, its display, proxy relay and live view with it.
@@ -48,7 +69,7 @@ export async function browserDown(
   serviceKey: string | null,
   timeoutMs: number,
 ): Promise<void> {
-  await getJson(address, SYSTEM_PATHS.browserStop, timeoutMs, bearer(serviceKey));
+  await dataOf(settle(workerApi(address, timeoutMs, serviceKey).GET('/api/v1/system/stop')));
 }
 
 /** The wake from light sleep: the worker starts its browser and answers once it is up. */
@@ -57,7 +78,7 @@ export async function browserUp(
   serviceKey: string | null,
   timeoutMs: number,
 ): Promise<void> {
-  await getJson(address, SYSTEM_PATHS.browserStart, timeoutMs, bearer(serviceKey));
+  await dataOf(settle(workerApi(address, timeoutMs, serviceKey).GET('/api/v1/system/start')));
 }
 
 /** What the waker reads from a worker's ping (the ping itself waits about 2 s). */
@@ -65,7 +86,8 @@ export async function pingWorker(
   address: Address,
   timeoutMs = 10_000,
 ): Promise<Pick<PingResult, 'commit' | 'proxy_errors'>> {
-  const body = await getJson(address, SYSTEM_PATHS.ping, timeoutMs);
+  const body = await dataOf(settle(workerApi(address, timeoutMs).GET('/api/v1/system/ping')));
+  // A worker of another commit (an update under way) may answer in another shape.
   const result: Joi.ValidationResult<PingResult> = pingSchema.validate(body, {
     allowUnknown: true,
   });

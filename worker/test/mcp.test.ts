@@ -188,7 +188,7 @@ test('errors are tool errors with the API messages; the session stays usable', a
 });
 
 test('a plugin runs as a tool, on the page its session leased', async () => {
-  const { client, use } = await connect();
+  const { client, transport, use } = await connect();
   try {
     json(await use('create_page', { page_id: 'plug' }));
     const r = await use('plugin_demo_fill', {
@@ -205,6 +205,9 @@ test('a plugin runs as a tool, on the page its session leased', async () => {
     expect(bad.isError).toBe(true);
     expect(text(bad)).toMatch(/url/);
   } finally {
+    // The session ends first: its lease on the page goes with it, so the page is destroyed
+    // (an /input page left open would be the one a later test's observer reads).
+    await transport.terminateSession();
     await client.close();
     await w.call('POST', '/api/v1/ops/plug/destroy-page');
   }

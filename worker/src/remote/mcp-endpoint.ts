@@ -68,11 +68,11 @@ export class McpEndpoint {
 
   private async catalog(mcp: typeof Mcp, target: RestTarget): Promise<ToolDef[]> {
     const doc = await target.call({ method: 'GET', path: '/openapi.json' });
-    if (doc.status !== 200) {
+    if (!doc.ok) {
       this.tools = null;
       throw new Error(`the OpenAPI document answered HTTP ${doc.status}`);
     }
-    return [...mcp.CORE_TOOLS, ...mcp.pluginTools(doc.body)];
+    return [...mcp.CORE_TOOLS, ...mcp.pluginTools(doc.data)];
   }
 
   router(): Router {
