@@ -4,6 +4,7 @@ import path from 'node:path';
 import { startFixture } from '@persona-browser/testkit/fixture';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { startWorker } from '@persona-browser/testkit/worker';
+import { until } from '@persona-browser/testkit/waker';
 
 let w: RunningWorker;
 
@@ -83,12 +84,18 @@ describe('activity', () => {
       });
       expect(during.body.activity).toEqual({ in_flight: 1, idle_seconds: null });
       await nav;
-      await new Promise((r) => setTimeout(r, 1100));
-      const after = await w.call<Record<string, any>>('GET', '/api/v1/system/ping', {
-        auth: false,
-      });
+      // The idle time counts up from the call's end.
+      const after = await until(
+        async () => {
+          const r = await w.call<Record<string, any>>('GET', '/api/v1/system/ping', {
+            auth: false,
+          });
+          return r.body.activity.idle_seconds >= 2 ? r : null;
+        },
+        15_000,
+        'idle_seconds to reach 2 after the last call',
+      );
       expect(after.body.activity.in_flight).toBe(0);
-      expect(after.body.activity.idle_seconds).toBeGreaterThanOrEqual(2);
       expect(after.body.activity.idle_seconds).toBeLessThan(10);
     } finally {
       await w.call('DELETE', '/api/v1/ops/act/destroy-page');
