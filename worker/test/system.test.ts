@@ -7,10 +7,26 @@ import { startWorker } from '@persona-browser/testkit/worker';
 import { until } from '@persona-browser/testkit/waker';
 
 let w: RunningWorker;
+const git = (...args: string[]): string =>
+  execFileSync('git', ['-C', w.dir, ...args], { encoding: 'utf8' }).trim();
 
 beforeAll(async () => {
   // A time zone of its own: a persona on a UTC server would list a warning (panel.test.ts).
   w = await startWorker({ persona: 'alice', env: { BROWSER_TIMEZONE: 'Europe/Rome' } });
+  // REPO_ROOT is the worker's scratch folder: make it a checkout with a commit of its own,
+  // before any ping reads it.
+  git('init', '-q');
+  git(
+    '-c',
+    'user.name=t',
+    '-c',
+    'user.email=t@example.com',
+    'commit',
+    '-q',
+    '--allow-empty',
+    '-m',
+    'fixture: the commit ping reports',
+  );
   await w.waitInitialized();
 });
 afterAll(async () => {
@@ -36,21 +52,6 @@ describe('navigator status', () => {
 
 describe('ping', () => {
   test('answers after about 2 s with pong, commit, persona, activity and proxy_errors', async () => {
-    // REPO_ROOT is the worker's scratch folder: make it a checkout with a commit of its own.
-    const git = (...args: string[]): string =>
-      execFileSync('git', ['-C', w.dir, ...args], { encoding: 'utf8' }).trim();
-    git('init', '-q');
-    git(
-      '-c',
-      'user.name=t',
-      '-c',
-      'user.email=t@example.com',
-      'commit',
-      '-q',
-      '--allow-empty',
-      '-m',
-      'fixture: the commit ping reports',
-    );
     const hash = git('rev-parse', 'HEAD');
     const before = Date.now();
     const r = await w.call<Record<string, any>>('GET', '/api/v1/system/ping', { auth: false });
