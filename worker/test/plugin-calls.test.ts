@@ -250,8 +250,10 @@ describe('a plugin call', () => {
   });
 
   test('is validated before the page is touched', async () => {
-    const visited = await run('demo/visit', { url: `${site.url}/input` });
-    expect(visited.status).toBe(200);
+    const opened = await w.call('POST', '/api/v1/ops/a/navigate', {
+      body: { url: `${site.url}/input` },
+    });
+    expect(opened.status).toBe(200);
     const before = site.seen.length;
     const bad = await run('demo/visit', { url: `${site.url}/input`, paste_probability: 1.5 });
     expect(bad.status).toBe(400);
