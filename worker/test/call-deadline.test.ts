@@ -5,6 +5,7 @@ import { seededRng } from '../src/human/random';
 import { createLogger } from '@persona-browser/service-kit';
 import type { Fixture } from '@persona-browser/testkit/fixture';
 import { startFixture } from '@persona-browser/testkit/fixture';
+import { until } from '@persona-browser/testkit/waker';
 import type { InProcessBrowser } from './in-process';
 import { startInProcessBrowser } from './in-process';
 import { inMainWorld } from './main-world';
@@ -55,10 +56,21 @@ test('typing stopped at its deadline lets go of Shift; the field keeps what was 
   await expect(typing).rejects.toThrow(/stopped at its deadline/);
   // It stopped at the deadline, not when the typing would have ended (about 12 s).
   expect(performance.now() - started).toBeLessThan(5_000);
-  await new Promise((r) => setTimeout(r, 300));
-  const downs = await read<Array<{ key: string }>>('__log.keys');
-  const ups = await read<string[]>('__ups');
   const count = (xs: string[], k: string): number => xs.filter((x) => x === k).length;
+  // The release of Shift reaches the page after the call has stopped.
+  const { downs, ups } = await until(
+    async () => {
+      const keys = await read<Array<{ key: string }>>('__log.keys');
+      const released = await read<string[]>('__ups');
+      const held = count(
+        keys.map((d) => d.key),
+        'Shift',
+      );
+      return held > 0 && count(released, 'Shift') >= held ? { downs: keys, ups: released } : null;
+    },
+    5_000,
+    'the page to see as many Shift releases as Shift presses',
+  );
   expect(
     count(
       downs.map((d) => d.key),
@@ -102,7 +114,12 @@ test('a press stopped at its deadline is released: the mouse button is not left 
     new Gestures(mp, call).clickAt(box),
   );
   await expect(press).rejects.toThrow(/stopped at its deadline/);
-  await new Promise((r) => setTimeout(r, 4_000));
+  // The page is busy for 3 s after the press; the release reaches it then.
+  await until(
+    async () => ((await read<unknown[]>('__log.ups')).length > 0 ? true : null),
+    10_000,
+    'the mouse button release to reach the page',
+  );
   const downs = await read<unknown[]>('__log.downs');
   const ups = await read<unknown[]>('__log.ups');
   expect(downs).toHaveLength(1);

@@ -291,10 +291,12 @@ describe('the side channel whose replies stay unparsed', () => {
       AbortSignal.timeout(50),
     );
     await expect(slow).rejects.toThrow();
-    await new Promise((r) => setTimeout(r, 600));
-    // Puppeteer still answers on the same connection: nothing it did not ask for upset it.
+    // Puppeteer still answers on the same connection: nothing it did not ask for upset it. Its
+    // evaluation's timer is set after the abandoned one's, so Chromium's late answer to that one
+    // has come over the wire before this answer does.
     const still = await pageSession(page).send('Runtime.evaluate', {
-      expression: '1 + 1',
+      expression: 'new Promise((r) => setTimeout(() => r(1 + 1), 300))',
+      awaitPromise: true,
       returnByValue: true,
     });
     expect(still.result.value).toBe(2);

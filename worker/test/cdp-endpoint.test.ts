@@ -4,6 +4,7 @@ import type { Browser, Protocol } from 'puppeteer-core';
 import type { Fixture } from '@persona-browser/testkit/fixture';
 import { startFixture } from '@persona-browser/testkit/fixture';
 import { Observer } from '@persona-browser/testkit/observer';
+import { until } from '@persona-browser/testkit/waker';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { KEY, startWorker } from '@persona-browser/testkit/worker';
 
@@ -115,7 +116,9 @@ test('a client drives a page of its own on the persona profile, and sees none of
     const popup = new Promise<unknown>((resolve) => page.once('popup', resolve));
     await page.evaluate((url) => void window.open(url), `${site.url}/?popup=1`);
     await popup;
-    await waitFor(async () => (await client.pages()).some((p) => p.url().includes('popup=1')));
+    await waitFor('the client to see the popup', async () =>
+      (await client.pages()).some((p) => p.url().includes('popup=1')),
+    );
   } finally {
     await client.disconnect();
   }
@@ -164,8 +167,11 @@ test('a pool page whose lease token the client presents is its to drive, and the
       const r = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
       return (r.body.pages as Body[]).find((p) => p.page_id === 'pool-b')?.lease_expires_in;
     };
-    await new Promise((r) => setTimeout(r, 2_000));
-    expect(await left()).toBeLessThan(28.5);
+    await until(
+      async () => ((await left()) < 28.5 ? true : null),
+      10_000,
+      'the lease to run down below 28.5 s',
+    );
     await page.evaluate(() => document.title);
     expect(await left()).toBeGreaterThan(29);
     // Only the leased page: the other pool page stays out of sight.
@@ -196,10 +202,16 @@ test('two clients do not see each other, and what a client opened closes when it
   } finally {
     await a.disconnect();
   }
-  await waitFor(async () => !(await allPages()).some((t) => t.url.includes('client=a')));
+  await waitFor(
+    'client a’s page to close',
+    async () => !(await allPages()).some((t) => t.url.includes('client=a')),
+  );
   expect((await allPages()).some((t) => t.url.includes('client=b'))).toBe(true);
   await b.disconnect();
-  await waitFor(async () => !(await allPages()).some((t) => t.url.includes('client=b')));
+  await waitFor(
+    'client b’s page to close',
+    async () => !(await allPages()).some((t) => t.url.includes('client=b')),
+  );
   // The pool is as it was.
   const status = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
   expect((status.body.pages as Body[]).map((p) => p.page_id).sort()).toEqual(['pool-a', 'pool-b']);
@@ -251,7 +263,10 @@ test("Playwright's connectOverCDP drives a page of its own there too, and leaves
   expect(context.pages().map((p) => p.url())).toEqual([`${site.url}/cookie?client=playwright`]);
   // Its close ends the connection (the persona's browser is not the client's to close).
   await browser.close();
-  await waitFor(async () => !(await allPages()).some((t) => t.url.includes('client=playwright')));
+  await waitFor(
+    'the Playwright client’s page to close',
+    async () => !(await allPages()).some((t) => t.url.includes('client=playwright')),
+  );
   const status = await w.call<Body>('GET', '/api/v1/system/status');
   expect(status.body.initialized).toBe(true);
 });
@@ -291,13 +306,9 @@ test('Playwright with a lease token drives that pool page, and only that one', a
   await w.call<Body>('DELETE', '/api/v1/ops/pool-b/lease', { lease: token });
 });
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** Waits up to 10 s for `check` to hold; the failure names `what` it waited for. */
+const waitFor = (what: string, check: () => Promise<boolean>): Promise<true> =>
+  until(async () => ((await check()) ? true : null), 10_000, what);
 
 describe('a persona that tells Windows in German (BROWSER_PLATFORM, BROWSER_LOCALE)', () => {
   let win: RunningWorker;

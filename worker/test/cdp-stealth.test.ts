@@ -4,7 +4,8 @@ import type { Browser, Page } from 'puppeteer-core';
 import type { DetectorSite, HookReport, Signal } from '@persona-browser/testkit/detector-site';
 import { startDetectorSite } from '@persona-browser/testkit/detector-site';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
-import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
+import { KEY, startWorker } from '@persona-browser/testkit/worker';
+import { until } from '@persona-browser/testkit/waker';
 
 /**
  * What a page driven by an outside DevTools client (the endpoint of cdp-endpoint.test.ts) tells
@@ -95,7 +96,9 @@ async function consoleSeen(page: Page): Promise<string[]> {
   page.on('console', listen);
   try {
     await page.evaluate(() => setTimeout(() => console.log('from the page'), 0));
-    await sleep(500);
+    // A later timer of the page's: once its answer is back, the message, logged before it on the
+    // same connection, has reached the client if it ever will.
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 0)));
     return heard;
   } finally {
     page.off('console', listen);
@@ -214,9 +217,16 @@ describe('DEVTOOLS_QUIET_RUNTIME on (the default): the client’s Runtime.enable
     await page.goto(`${site.url}/own`, { waitUntil: 'load' });
     await site.waitFor<Signal[]>('own');
     expect(await page.content()).toMatch(/watches who reads it/);
-    await sleep(700);
-    site.reset();
-    const hooks = await site.waitFor<HookReport>('hooks');
+    // The page reports what its hooks saw every half second; a report from before the read may
+    // still be on its way.
+    const hooks = await until(
+      async () => {
+        const h = await site.waitFor<HookReport>('hooks');
+        return h.foreign.some((c) => c.hook === 'XMLSerializer.serializeToString') ? h : null;
+      },
+      10_000,
+      'a hooks report that saw the client’s page.content read',
+    );
     expect(hooks.selfTestSeen).toBe(true);
     expect(hooks.foreign.map((c) => c.hook)).toContain('XMLSerializer.serializeToString');
     expect(hooks.foreign.some((c) => /pptr:/.test(c.stack))).toBe(true);

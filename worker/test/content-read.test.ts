@@ -45,22 +45,44 @@ async function commandsDuring(work: () => Promise<unknown>): Promise<string[]> {
   const outside: string[] = [];
   const during: string[] = [];
   let running = false;
+  // The commands sent outside the work that have not been answered yet.
+  const unanswered = new Set<Promise<unknown>>();
+  const track = <T extends Promise<unknown> | null>(sent: T): T => {
+    if (running || sent === null) return sent;
+    unanswered.add(sent);
+    const done = (): boolean => unanswered.delete(sent);
+    sent.then(done, done);
+    return sent;
+  };
   const record: typeof send = (method, ...rest) => {
     (running ? during : outside).push(method);
-    return send(method, ...rest);
+    return track(send(method, ...rest));
   };
   session.send = record;
   mp.wire = (call, method, params) => {
     (running ? during : outside).push(method);
-    return wire(call, method, params);
+    return track(wire(call, method, params));
   };
   try {
-    // Start right after the pool's periodic health probe (every 2 s), so that none falls inside.
-    const until = Date.now() + 10_000;
-    while (!outside.includes('Page.getNavigationHistory') && Date.now() < until) {
+    // Start right after the pool's periodic health probe (every 2 s) has been answered, so that
+    // none falls inside.
+    const end = Date.now() + 10_000;
+    const waiting = (what: string): void => {
+      if (Date.now() > end) throw new Error(`timed out after 10 s waiting for ${what}`);
+    };
+    while (!outside.includes('Page.getNavigationHistory')) {
+      waiting('the pool’s health probe');
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    while (unanswered.size > 0) {
+      waiting('the answers to the health probe’s commands');
+      await Promise.race([
+        Promise.allSettled([...unanswered]),
+        new Promise((resolve) => setTimeout(resolve, 100)),
+      ]);
+      // A command sent once an answer came is in the set by the next turn.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     running = true;
     await work();
     // Anything the call set off as it ended (a probe) is sent by now.

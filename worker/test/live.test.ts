@@ -5,6 +5,7 @@ import { RfbClient } from '@persona-browser/testkit/rfb-client';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
 import { RECORDER, seen } from '@persona-browser/testkit/recorder';
+import { until as untilValue } from '@persona-browser/testkit/waker';
 
 /**
  * The live view against a real worker: its own Xvfb, the x11vnc it starts for the view, the
@@ -34,14 +35,42 @@ async function viewer(cookie: string): Promise<RfbClient> {
   return c;
 }
 
-async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  let v = await what();
-  while (!ok(v) && Date.now() < end) {
-    await sleep(200);
-    v = await what();
-  }
-  return v;
+/** What `read` gives once `ok` holds for it; fails after `ms`, naming `what` it waited for. */
+const until = <T>(
+  read: () => Promise<T>,
+  ok: (v: T) => boolean,
+  what: string,
+  ms = 15_000,
+): Promise<T> =>
+  untilValue(
+    async () => {
+      const v = await read();
+      return ok(v) ? v : null;
+    },
+    ms,
+    what,
+  );
+
+/** The keysym of `z`, typed by a viewer in control as a marker. */
+const MARK = 0x7a;
+
+/**
+ * The recorder's events before the marker `z` that `marker`, a viewer in control, types now:
+ * input another viewer sent earlier, and saw an update answered after, has been handed to the
+ * display by then if at all, so it would have reached the page before the marker.
+ */
+async function seenBeforeMark(marker: RfbClient): Promise<unknown[][]> {
+  marker.key(MARK, true);
+  marker.key(MARK, false);
+  const events = await until(
+    () => seen(w, 'rec'),
+    (s) => s.some((e) => e[0] === 'key' && e[1] === 'z'),
+    'the marker key typed in control to reach the page',
+  );
+  return events.slice(
+    0,
+    events.findIndex((e) => e[0] === 'key' && e[1] === 'z'),
+  );
 }
 
 const control = (method: string, cookie: string | null, body?: unknown) =>
@@ -209,8 +238,12 @@ describe('read-only unless in control', () => {
     // The same viewer's harmless messages still pass: an update answers after the input.
     v.requestUpdate(false, 0, 0, 16, 16);
     await v.readUpdate();
-    await sleep(1500);
-    expect(await seen(w, 'rec')).toEqual([]);
+    // Nothing came before a key typed afterwards by a viewer in control.
+    const cookie = await session();
+    const marker = await viewer(cookie);
+    expect((await control('POST', cookie, { page_id: 'rec' })).status).toBe(200);
+    expect(await seenBeforeMark(marker)).toEqual([]);
+    await marker.close();
     await v.close();
   });
 
@@ -232,16 +265,19 @@ describe('read-only unless in control', () => {
     const events = await until(
       () => seen(w, 'rec'),
       (s) => s.length >= 2,
+      'the click and the key to reach the page',
     );
     expect(events).toEqual([
       ['click', X, Y, true],
       ['key', 'b', true],
     ]);
-    // Another viewer (another session) still only watches.
+    // Another viewer (another session) still only watches: its click comes in nowhere before
+    // the controlling viewer's next key.
     const other = await viewer(await session());
     other.click(X, Y);
-    await sleep(1500);
-    expect(await seen(w, 'rec')).toHaveLength(2);
+    other.requestUpdate(false, 0, 0, 16, 16);
+    await other.readUpdate();
+    expect(await seenBeforeMark(v)).toHaveLength(2);
     await other.close();
     await v.close();
   });
@@ -273,10 +309,14 @@ describe('read-only unless in control', () => {
     expect(back.status).toBe(200);
     expect(back.body).toMatchObject({ success: true, page_id: 'rec' });
     expect((await control('GET', cookie)).body).toMatchObject({ controlled: false, page_id: null });
-    // Input from the viewer is dropped again, and the API works again.
+    // Input from the viewer is dropped again (nothing before the key it types once it has
+    // control back), and the API works again.
     v.click(960, 600);
-    await sleep(1000);
-    expect(await seen(w, 'rec')).toEqual([]);
+    v.requestUpdate(false, 0, 0, 16, 16);
+    await v.readUpdate();
+    expect((await control('POST', cookie, { page_id: 'rec' })).status).toBe(200);
+    expect(await seenBeforeMark(v)).toEqual([]);
+    expect((await control('DELETE', cookie)).status).toBe(200);
     const again = await w.call<Body>('POST', '/api/v1/ops/rec/navigate', {
       body: { url: RECORDER },
     });
@@ -309,6 +349,7 @@ describe('read-only unless in control', () => {
       await until(
         () => seen(w, 'rec'),
         (e) => e.length >= 1,
+        'the click to reach the page',
       );
       expect(await seen(w, 'rec')).toEqual([['click', X, Y, true]]);
       expect((await control('DELETE', cookie)).status).toBe(200);
@@ -371,7 +412,11 @@ describe('read-only unless in control', () => {
     expect((await control('POST', cookie, { page_id: 'rec' })).status).toBe(200);
     // A reconnect within the grace keeps control.
     await v.close();
-    await sleep(500);
+    await until(
+      () => control('GET', cookie),
+      (r) => r.body.viewers === 0,
+      'the worker to see the viewer leave',
+    );
     v = await viewer(cookie);
     // Well past the lease's own ttl: renewed while the viewer is connected, without any call.
     // Time itself is tested: past the lease's ttl.
@@ -388,6 +433,7 @@ describe('read-only unless in control', () => {
     const released = await until(
       () => control('GET', cookie),
       (r) => r.body.controlled === false,
+      'control to be handed back after the grace',
       GRACE_S * 1000 + 10_000,
     );
     expect(released.body.controlled).toBe(false);
@@ -407,6 +453,7 @@ describe('read-only unless in control', () => {
     const events = await until(
       () => seen(w, 'rec'),
       (s) => s.length >= 1,
+      'the click to reach the page',
     );
     expect(events).toEqual([['click', X, Y, true]]);
     await v.close();

@@ -87,7 +87,13 @@ test('ask_person reports the link in a progress notification first, with the hos
     });
     expect(took.status).toBe(200);
     expect(took.body).toMatchObject({ by_you: true, page_id: 'ask' });
-    await sleep(300);
+    // The take-over did not end the ask (the worker would have ended it there and then): it
+    // still stands on the page, and the agent still waits.
+    const during = await w.call<Body>('GET', '/vnc/session', {
+      auth: false,
+      headers: { cookie: viewer.cookie },
+    });
+    expect(during.body).toMatchObject({ page_limit: 'ask', asked: 'Confirm the login' });
     expect(settled).toBe(false);
     await w.call('DELETE', '/vnc/control', { auth: false, headers: { cookie: viewer.cookie } });
 

@@ -6,6 +6,7 @@ import { readLogRows } from '@persona-browser/testkit/request-log-file';
 import { manifest, writePluginTree } from '@persona-browser/testkit/plugin-tree';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { KEY, startWorker } from '@persona-browser/testkit/worker';
+import { until } from '@persona-browser/testkit/waker';
 
 /**
  * Calling plugins through the routes generated for them: validation before the page is
@@ -249,6 +250,10 @@ describe('a plugin call', () => {
   });
 
   test('is validated before the page is touched', async () => {
+    const opened = await w.call('POST', '/api/v1/ops/a/navigate', {
+      body: { url: `${site.url}/input` },
+    });
+    expect(opened.status).toBe(200);
     const before = site.seen.length;
     const bad = await run('demo/visit', { url: `${site.url}/input`, paste_probability: 1.5 });
     expect(bad.status).toBe(400);
@@ -363,6 +368,8 @@ describe('a plugin call', () => {
   });
 
   test('registers its family blacklist for the site of its base URL', async () => {
+    // A plugin of the family that opened the site.
+    expect((await run('demo/read')).status).toBe(200);
     const net = await w.call<any>('GET', '/api/v1/ops/a/network');
     expect(net.body.blacklist).toEqual(['/second', '/tracker-\\d+/']);
   });
@@ -370,11 +377,12 @@ describe('a plugin call', () => {
 
 describe('failures', () => {
   test('a site-level failure is 200 success:false saying what was expected and found', async () => {
+    // demo/read leaves the fixture's home on the page.
+    expect((await run('demo/read')).status).toBe(200);
     const r = await run('demo/site');
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       success: false,
-      // The page demo/read left: the fixture's home.
       error: 'Expected the search form, found a page titled "Fixture home"',
       page_id: 'a',
       // The error's details ride beside the envelope, which they never replace.
@@ -416,8 +424,14 @@ describe('failures', () => {
     const started = performance.now();
     const slow = run('demo/slow');
     // Passive reads answer while the plugin holds the page.
-    await new Promise((r) => setTimeout(r, 500));
-    const pool = await w.call<any>('GET', '/api/v1/system/status/pages');
+    const pool = await until(
+      async () => {
+        const p = await w.call<any>('GET', '/api/v1/system/status/pages');
+        return p.body.pages[0]?.current_operation === 'demo/slow' ? p : null;
+      },
+      10_000,
+      'the page to show demo/slow running',
+    );
     expect(pool.body.pages[0]).toMatchObject({ state: 'busy', current_operation: 'demo/slow' });
     const net = await w.call('GET', '/api/v1/ops/a/network');
     expect(net.status).toBe(200);
@@ -456,7 +470,12 @@ describe('the page rules of ops and primitives', () => {
   });
 
   test('the request log names the plugin route, with kind plugin', async () => {
-    await run('demo/inspect');
+    // Calls of every outcome: refused, answered (POST and GET), failed.
+    expect((await run('demo/visit', { paste_probability: 1.5 })).status).toBe(400);
+    const get = await w.call('GET', '/api/v1/a/plugin/demo/inspect?count=1&flag=yes&word=hi');
+    expect(get.status).toBe(200);
+    expect((await run('demo/throws')).status).toBe(500);
+    for (let i = 0; i < 3; i += 1) await run('demo/inspect');
     const rows = readLogRows(w.dataDir).filter((r) => r.kind === 'plugin');
     const ends = rows.filter((r) => r.event === 'end');
     expect(ends.length).toBeGreaterThan(5);

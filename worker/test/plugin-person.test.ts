@@ -5,6 +5,7 @@ import { readQrCodes } from '../src/plugins/qr';
 import { manifest, writePluginTree } from '@persona-browser/testkit/plugin-tree';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { KEY, startWorker } from '@persona-browser/testkit/worker';
+import { until } from '@persona-browser/testkit/waker';
 
 /**
  * A plugin and the person it works for. What it knows and nobody may read back: a family's secrets and the values a plugin
@@ -234,12 +235,25 @@ describe('a wait for the person', () => {
   /** Which came first: control granted, or the plugin's answer (made under `lease`, if any). */
   async function race(forPerson: boolean, lease?: string): Promise<string[]> {
     const order: string[] = [];
+    const waitingLines = (): number =>
+      w.logs.filter((l) => l.includes('waiting for the person')).length;
+    const waitedBefore = waitingLines();
     const call = w
       .call<Body>('POST', '/api/v1/v/plugin/vault/wait', { body: { for_person: forPerson }, lease })
       .then((r) => {
         order.push(r.body.success ? 'plugin answered' : `plugin failed: ${r.body.error}`);
       });
-    await new Promise((r) => setTimeout(r, 700));
+    // The plugin is at its wait: it says it waits for the person, or it runs on the page.
+    await until(
+      async () => {
+        if (forPerson) return waitingLines() > waitedBefore ? true : null;
+        const r = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
+        const page = (r.body.pages as Body[]).find((p) => p.page_id === 'v');
+        return page?.current_operation === 'vault/wait' ? true : null;
+      },
+      10_000,
+      forPerson ? 'the plugin to say it waits for the person' : 'vault/wait to run on the page',
+    );
     const cookie = await takeControl().then((c) => {
       order.push('control granted');
       return c;

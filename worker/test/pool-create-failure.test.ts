@@ -1,3 +1,4 @@
+import type { Browser } from 'puppeteer-core';
 import { createLogger } from '@persona-browser/service-kit';
 import type { InProcessBrowser } from './in-process';
 import { startInProcessBrowser } from './in-process';
@@ -30,8 +31,10 @@ test('a page whose set-up fails on the window’s only tab is refused, and the b
     await expect(pool.create(id)).rejects.toThrow(/could not be created: set-up failed/);
     expect(pool.size).toBe(0);
   }
-  // Long enough for a browser that lost its last tab to have quit.
-  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  // The window kept a tab, the blank one: Chromium quits with its last tab, and it had none to
+  // lose.
+  const browserOf = (nav as unknown as { browser: Browser | null }).browser;
+  expect((await browserOf?.pages())?.map((p) => p.url())).toEqual(['about:blank']);
   expect(nav.browserPid).toBe(pid);
   expect(nav.status().browser_context_active).toBe(true);
   const made = await nav.requirePool().create('fine');

@@ -7,6 +7,7 @@ import { SYSTEM_PATHS } from '@persona-browser/contracts';
 import { descendantsOf, pssMb } from '@persona-browser/testkit/procs';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { browserPids, sleep, startWorker } from '@persona-browser/testkit/worker';
+import { until } from '@persona-browser/testkit/waker';
 
 /**
  * The worker's own browser process tree, as the waker samples it where it cannot read the
@@ -17,6 +18,14 @@ type TreeBody = { success: boolean; page_id: null; tree: InstanceSample | null }
 let w: RunningWorker;
 let site: http.Server;
 let siteUrl: string;
+/** The worker's first read of the tree, and /proc read right after it. */
+let first: {
+  body: InstanceSample;
+  root: number;
+  tree: number[];
+  expectedCpu: number;
+  pss: number;
+};
 
 // A web worker spinning forever: the renderer burns a core while the page stays responsive.
 const BUSY_PAGE =
@@ -33,6 +42,13 @@ beforeAll(async () => {
   siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
   w = await startWorker({ persona: 'treeperson' });
   await w.waitInitialized();
+  // Before any test: a read covers the time since the previous one.
+  const body = await readTree();
+  const root = browserRoot();
+  const tree = [root, ...descendantsOf(root)];
+  const expectedCpu = lifetimeCpuPct(root, tree);
+  const pss = tree.reduce((sum, pid) => sum + (pssMb(pid) ?? 0), 0);
+  first = { body, root, tree, expectedCpu, pss };
 });
 afterAll(async () => {
   await w?.stop();
@@ -72,15 +88,11 @@ function lifetimeCpuPct(root: number, tree: number[]): number {
 
 describe('GET /api/v1/system/process-tree', () => {
   test("the first read: the browser's pid, its processes and memory as /proc shows them, CPU since it started", async () => {
-    const body = await readTree();
-    const root = browserRoot();
-    const tree = [root, ...descendantsOf(root)];
-    const expectedCpu = lifetimeCpuPct(root, tree);
+    const { body, root, tree, expectedCpu, pss } = first;
     expect(body.pid).toBe(root);
     expect(body.procs).toBeGreaterThanOrEqual(2);
     // Chromium may start or end a helper between the two readings.
     expect(Math.abs(body.procs - tree.length)).toBeLessThanOrEqual(1);
-    const pss = tree.reduce((sum, pid) => sum + (pssMb(pid) ?? 0), 0);
     expect(body.rss_mb).toBeGreaterThan(0);
     expect(body.rss_mb).toBeGreaterThan(pss * 0.8);
     expect(body.rss_mb).toBeLessThan(pss * 1.25);
@@ -89,9 +101,14 @@ describe('GET /api/v1/system/process-tree', () => {
   });
 
   test('CPU covers the time since the previous read: it rises while a page burns a core', async () => {
-    // A browser that has just started is still busy setting up: let it settle first.
-    await sleep(3_000);
+    // A browser that has just started is still busy setting up: it has settled once a read shows
+    // it idle since the one before.
     await readTree();
+    await until(
+      async () => ((await readTree()).cpu_pct < 5 ? true : null),
+      30_000,
+      'the browser to settle (under 5 % of a core between two reads)',
+    );
     // Time itself is tested: CPU over an interval.
     await sleep(2_000);
     const idle = await readTree();

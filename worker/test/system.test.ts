@@ -4,12 +4,29 @@ import path from 'node:path';
 import { startFixture } from '@persona-browser/testkit/fixture';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { startWorker } from '@persona-browser/testkit/worker';
+import { until } from '@persona-browser/testkit/waker';
 
 let w: RunningWorker;
+const git = (...args: string[]): string =>
+  execFileSync('git', ['-C', w.dir, ...args], { encoding: 'utf8' }).trim();
 
 beforeAll(async () => {
   // A time zone of its own: a persona on a UTC server would list a warning (panel.test.ts).
   w = await startWorker({ persona: 'alice', env: { BROWSER_TIMEZONE: 'Europe/Rome' } });
+  // REPO_ROOT is the worker's scratch folder: make it a checkout with a commit of its own,
+  // before any ping reads it.
+  git('init', '-q');
+  git(
+    '-c',
+    'user.name=t',
+    '-c',
+    'user.email=t@example.com',
+    'commit',
+    '-q',
+    '--allow-empty',
+    '-m',
+    'fixture: the commit ping reports',
+  );
   await w.waitInitialized();
 });
 afterAll(async () => {
@@ -35,21 +52,6 @@ describe('navigator status', () => {
 
 describe('ping', () => {
   test('answers after about 2 s with pong, commit, persona, activity and proxy_errors', async () => {
-    // REPO_ROOT is the worker's scratch folder: make it a checkout with a commit of its own.
-    const git = (...args: string[]): string =>
-      execFileSync('git', ['-C', w.dir, ...args], { encoding: 'utf8' }).trim();
-    git('init', '-q');
-    git(
-      '-c',
-      'user.name=t',
-      '-c',
-      'user.email=t@example.com',
-      'commit',
-      '-q',
-      '--allow-empty',
-      '-m',
-      'fixture: the commit ping reports',
-    );
     const hash = git('rev-parse', 'HEAD');
     const before = Date.now();
     const r = await w.call<Record<string, any>>('GET', '/api/v1/system/ping', { auth: false });
@@ -83,12 +85,18 @@ describe('activity', () => {
       });
       expect(during.body.activity).toEqual({ in_flight: 1, idle_seconds: null });
       await nav;
-      await new Promise((r) => setTimeout(r, 1100));
-      const after = await w.call<Record<string, any>>('GET', '/api/v1/system/ping', {
-        auth: false,
-      });
+      // The idle time counts up from the call's end.
+      const after = await until(
+        async () => {
+          const r = await w.call<Record<string, any>>('GET', '/api/v1/system/ping', {
+            auth: false,
+          });
+          return r.body.activity.idle_seconds >= 2 ? r : null;
+        },
+        15_000,
+        'idle_seconds to reach 2 after the last call',
+      );
       expect(after.body.activity.in_flight).toBe(0);
-      expect(after.body.activity.idle_seconds).toBeGreaterThanOrEqual(2);
       expect(after.body.activity.idle_seconds).toBeLessThan(10);
     } finally {
       await w.call('DELETE', '/api/v1/ops/act/destroy-page');
