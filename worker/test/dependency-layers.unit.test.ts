@@ -22,8 +22,8 @@ const CONTROLS: Array<{ rule: string; folder: string; imports: string }> = [
   { rule: 'worker-layer-calls', folder: 'human', imports: '../plugins/context' },
   { rule: 'worker-layer-browser', folder: 'browser', imports: '../capture/registry' },
   { rule: 'worker-layer-identity', folder: 'identity', imports: '../browser/managed-page' },
-  { rule: 'worker-layer-devtools', folder: 'browser/cdp', imports: '../../identity/platform' },
-  { rule: 'worker-layer-leaves', folder: 'log', imports: '../browser/cdp/private-access' },
+  { rule: 'worker-layer-devtools', folder: 'devtools', imports: '../identity/platform' },
+  { rule: 'worker-layer-leaves', folder: 'log', imports: '../devtools/private-access' },
   { rule: 'worker-layer-unplaced', folder: `${TAG}-folder`, imports: '../errors' },
 ];
 
