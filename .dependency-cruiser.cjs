@@ -40,6 +40,61 @@ module.exports = {
     ...noRelativeEscapes,
     ...workerLayerRules,
     {
+      name: 'worker-identity-not-browser',
+      severity: 'error',
+      comment:
+        "the worker's identity/ (what the persona shows of itself) is worn by browser/, and " +
+        'reaches the browser only through devtools/: it imports nothing of browser/',
+      from: { path: '^worker/src/identity/' },
+      to: { path: '^worker/src/browser/' },
+    },
+    {
+      name: 'worker-recording-not-plugins',
+      severity: 'error',
+      comment:
+        'recording/ records plugin calls and leases for the plugin host: it imports nothing ' +
+        'of plugins/ (the dated-folder store both use is store/)',
+      from: { path: '^worker/src/recording/' },
+      to: { path: '^worker/src/plugins/' },
+    },
+    {
+      name: 'worker-store-stands-alone',
+      severity: 'error',
+      comment:
+        "the worker's store/ (dated folders kept within a cap and an age) knows none of what " +
+        'is stored in it: it imports nothing else of worker/src/',
+      from: { path: '^worker/src/store/' },
+      to: { path: '^worker/src/', pathNot: '^worker/src/store/' },
+    },
+    {
+      name: 'waker-drivers-know-no-persona',
+      severity: 'error',
+      comment:
+        "the waker's runtime drivers start, stop and place workers: they import nothing of " +
+        'persona/, placement/ or memory/, which sit on them',
+      from: { path: '^waker/src/drivers/' },
+      to: { path: '^waker/src/(persona|placement|memory)/' },
+    },
+    {
+      name: 'waker-placement-below-persona',
+      severity: 'error',
+      comment:
+        "the waker's placement/ (a persona's node, its connections, a move) is used by a " +
+        "persona's lifecycle: it imports nothing of persona/ or memory/",
+      from: { path: '^waker/src/placement/' },
+      to: { path: '^waker/src/(persona|memory)/' },
+    },
+    {
+      name: 'waker-persona-not-memory',
+      severity: 'error',
+      comment:
+        'the memory budget sits on the personas (it reads their activity and puts them to ' +
+        "sleep) and reaches a start only through the persona's admit hook: persona/ imports " +
+        'nothing of memory/',
+      from: { path: '^waker/src/persona/' },
+      to: { path: '^waker/src/memory/' },
+    },
+    {
       name: 'worker-not-fleet',
       severity: 'error',
       comment: 'the worker never imports the waker or the supervisor',
