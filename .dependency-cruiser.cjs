@@ -35,10 +35,67 @@ const noRelativeEscapes = FOLDERS.map((folder) => ({
   to: { path: `^(${FOLDERS.filter((f) => f !== folder).join('|')})/` },
 }));
 
+/**
+ * The directions between the folders of one package: [rule, from, to, why]. A folder on the
+ * right is one the folder on the left never imports (the reverse is how they are used).
+ */
+const folderRules = [
+  [
+    'worker-identity-not-browser',
+    '^worker/src/identity/',
+    '^worker/src/browser/',
+    "the worker's identity/ (what the persona shows of itself) is worn by browser/, and " +
+      'reaches the browser only through devtools/: it imports nothing of browser/',
+  ],
+  [
+    'worker-recording-not-plugins',
+    '^worker/src/recording/',
+    '^worker/src/plugins/',
+    'recording/ records plugin calls and leases for the plugin host: it imports nothing ' +
+      'of plugins/ (the dated-folder store both use is store/)',
+  ],
+  [
+    'worker-store-stands-alone',
+    '^worker/src/store/',
+    '^worker/src/(?!store/)',
+    "the worker's store/ (dated folders kept within a cap and an age) knows none of what " +
+      'is stored in it: it imports nothing else of worker/src/',
+  ],
+  [
+    'waker-drivers-know-no-persona',
+    '^waker/src/drivers/',
+    '^waker/src/(persona|placement|memory)/',
+    "the waker's runtime drivers start, stop and place workers: they import nothing of " +
+      'persona/, placement/ or memory/, which sit on them',
+  ],
+  [
+    'waker-placement-below-persona',
+    '^waker/src/placement/',
+    '^waker/src/(persona|memory)/',
+    "the waker's placement/ (a persona's node, its connections, a move) is used by a " +
+      "persona's lifecycle: it imports nothing of persona/ or memory/",
+  ],
+  [
+    'waker-persona-not-memory',
+    '^waker/src/persona/',
+    '^waker/src/memory/',
+    'the memory budget sits on the personas (it reads their activity and puts them to ' +
+      "sleep) and reaches a start only through the persona's admit hook: persona/ imports " +
+      'nothing of memory/',
+  ],
+].map(([name, from, to, comment]) => ({
+  name,
+  severity: 'error',
+  comment,
+  from: { path: from },
+  to: { path: to },
+}));
+
 module.exports = {
   forbidden: [
     ...noRelativeEscapes,
     ...workerLayerRules,
+    ...folderRules,
     {
       name: 'worker-not-fleet',
       severity: 'error',

@@ -10,11 +10,12 @@
  *                 the screen during plugin calls)
  *   4. calls      human/ (human input), capture/ (network capture), vision/, and http/ (request
  *                 plumbing: auth, route builder, schemas, the fast status answers)
- *   5. browser    browser/ outside cdp/: the navigator, the pool, pages and their calls
+ *   5. browser    browser/: the navigator, the pool, pages and their calls
  *   6. identity   identity/: what the persona shows of itself (platform, locale, proxy relay)
- *   7. devtools   browser/cdp/: everything the worker knows about puppeteer's DevTools
+ *   7. devtools   devtools/: everything the worker knows about puppeteer's DevTools
  *                 connection, its private parts included
- *   8. leaves     errors.ts, util.ts, paths.ts, system-info.ts, json-text.ts, log/, media/
+ *   8. leaves     errors.ts, util.ts, paths.ts, system-info.ts, json-text.ts, log/, media/,
+ *                 store/ (dated folders on disk kept within a cap and an age)
  *
  * A file of the worker's src/ outside every layer is an error too: a new folder takes a place.
  */
@@ -25,10 +26,13 @@ const WORKER_LAYERS = [
   { name: 'routes', path: `${SRC}routes/` },
   { name: 'plugins-live', path: `${SRC}(plugins|live|remote|recording)/` },
   { name: 'calls', path: `${SRC}(human|capture|vision|http)/` },
-  { name: 'browser', path: `${SRC}browser/(?!cdp/)` },
+  { name: 'browser', path: `${SRC}browser/` },
   { name: 'identity', path: `${SRC}identity/` },
-  { name: 'devtools', path: `${SRC}browser/cdp/` },
-  { name: 'leaves', path: `${SRC}((errors|util|paths|system-info|json-text)[.]ts$|(log|media)/)` },
+  { name: 'devtools', path: `${SRC}devtools/` },
+  {
+    name: 'leaves',
+    path: `${SRC}((errors|util|paths|system-info|json-text)[.]ts$|(log|media|store)/)`,
+  },
 ];
 
 /** One rule per layer below the top: its files import nothing of the layers above it. */

@@ -74,7 +74,7 @@ export interface WakerConfig {
   identity: IdentitySettings;
   /** WAKER_DRIVER=swarm: the overlay the workers are on, and their folders on each node. */
   swarm: { network: string; dataDir: string };
-  /** The memory budget of the personas (memory-config.ts). */
+  /** The memory budget of the personas (memory/config.ts). */
   memory: MemorySettings;
   /**
    * Workers that may start at once on each node (a storm of wakes starts a few at a time); null

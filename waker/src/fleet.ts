@@ -46,7 +46,7 @@ export interface FleetOptions {
   identity?: IdentitySettings | null;
   /** Where wakes, sleeps, restarts, crashes and front-door requests are counted. */
   counters?: PersonaCounters;
-  /** The memory budget every wake is admitted by (memory-budget.ts), or none. */
+  /** The memory budget every wake is admitted by (memory/budget.ts), or none. */
   budget?: MemoryBudget | null;
   /**
    * The credential check of every persona's port, shared with the waker's API (one throttle);

@@ -23,7 +23,7 @@ import { MemoryBudget } from './memory/budget';
 import type { BudgetRow, PersonaRow } from './metrics';
 import { FleetMetrics, MetricsSampler, personaRequests } from './metrics';
 import { watchParent } from './parent-watch';
-import { movePersona } from './persona/move';
+import { movePersona } from './placement/move';
 import { supervisorClient } from './supervisor-client';
 import { registerSiteCheckMetrics } from './site-checks/metrics';
 import { SiteChecks } from './site-checks/schedule';

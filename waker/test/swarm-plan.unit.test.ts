@@ -18,7 +18,8 @@ import {
 } from '../src/drivers/swarm-plan';
 import { exitOf, readService } from '../src/drivers/swarm-state';
 import type { TaskInfo } from '../src/drivers/swarm-state';
-import { readPersona, recordNode } from '../src/persona/folders';
+import { readPersona } from '../src/persona/folders';
+import { recordNode } from '../src/placement/node-record';
 
 const room = (hostname: string, memoryMb: number, over: Partial<NodeRoom> = {}): NodeRoom => ({
   hostname,

@@ -1,7 +1,7 @@
 /**
  * A value that is already JSON text, to be written into a reply as it is: a page's HTML comes
  * from Chromium as an escaped JSON string, and decoding and encoding it again would cost passes
- * over every byte (see browser/cdp/wire-commands.ts). Only `encodeJson` splices it in; anything
+ * over every byte (see devtools/wire-commands.ts). Only `encodeJson` splices it in; anything
  * that needs the value itself parses it.
  */
 export class JsonText {

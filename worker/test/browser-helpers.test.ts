@@ -6,7 +6,7 @@ import type { Browser } from 'puppeteer-core';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
 import { startXvfb } from '@persona-browser/xvfb';
 import { cmdlineOf, descendantsOf } from '@persona-browser/testkit/procs';
-import { browserProcess } from '../src/browser/cdp/chromium-launcher';
+import { browserProcess } from '../src/devtools/chromium-launcher';
 import {
   chromiumArgs,
   findBrowserBinary,

@@ -12,15 +12,15 @@ import {
   browserConnection,
   onChildSessionReady,
   targetTypeOf,
-} from '../src/browser/cdp/child-sessions';
-import { browserProcess, browserWire } from '../src/browser/cdp/chromium-launcher';
-import { ChromiumPipeTransport } from '../src/browser/cdp/pipe-transport';
-import { onPageSessionSwap, pageSession, pageTargetId } from '../src/browser/cdp/page-session';
-import { PuppeteerMoved, callPrivate } from '../src/browser/cdp/private-access';
+} from '../src/devtools/child-sessions';
+import { browserProcess, browserWire } from '../src/devtools/chromium-launcher';
+import { ChromiumPipeTransport } from '../src/devtools/pipe-transport';
+import { onPageSessionSwap, pageSession, pageTargetId } from '../src/devtools/page-session';
+import { PuppeteerMoved, callPrivate } from '../src/devtools/private-access';
 import { findBrowserBinary, launchBrowser } from '../src/browser/launch';
 
 /**
- * The worker's DevTools adapter (worker/src/browser/cdp/) against a real headed Chromium.
+ * The worker's DevTools adapter (worker/src/devtools/) against a real headed Chromium.
  *
  * The canaries: one test per private part of puppeteer the adapter reads, each named after it,
  * so that a puppeteer upgrade that moves one fails here by name. Then the connection's filter:

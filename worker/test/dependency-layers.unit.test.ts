@@ -5,7 +5,8 @@ import path from 'node:path';
 /**
  * The worker's layer rules (.dependency-cruiser.worker-layers.cjs) are trusted once each has
  * failed on a control: for every layer, a file placed in it that imports the layer just above,
- * and a file outside every layer. dependency-cruiser runs on those files with the repository's
+ * and a file outside every layer; so are its folder rules (.dependency-cruiser.cjs: identity/
+ * not on browser/, recording/ not on plugins/, store/ on nothing of the worker). dependency-cruiser runs on those files with the repository's
  * configuration and must name each rule against its control. The controls are removed after.
  */
 
@@ -22,9 +23,12 @@ const CONTROLS: Array<{ rule: string; folder: string; imports: string }> = [
   { rule: 'worker-layer-calls', folder: 'human', imports: '../plugins/context' },
   { rule: 'worker-layer-browser', folder: 'browser', imports: '../capture/registry' },
   { rule: 'worker-layer-identity', folder: 'identity', imports: '../browser/managed-page' },
-  { rule: 'worker-layer-devtools', folder: 'browser/cdp', imports: '../../identity/platform' },
-  { rule: 'worker-layer-leaves', folder: 'log', imports: '../browser/cdp/private-access' },
+  { rule: 'worker-layer-devtools', folder: 'devtools', imports: '../identity/platform' },
+  { rule: 'worker-layer-leaves', folder: 'log', imports: '../devtools/private-access' },
   { rule: 'worker-layer-unplaced', folder: `${TAG}-folder`, imports: '../errors' },
+  { rule: 'worker-identity-not-browser', folder: 'identity', imports: '../browser/navigator' },
+  { rule: 'worker-recording-not-plugins', folder: 'recording', imports: '../plugins/bundle-store' },
+  { rule: 'worker-store-stands-alone', folder: 'store', imports: '../errors' },
 ];
 
 const files = CONTROLS.map((c, i) => ({

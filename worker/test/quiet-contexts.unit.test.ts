@@ -1,4 +1,4 @@
-import { contextOfObjectId } from '../src/browser/cdp/quiet-contexts';
+import { contextOfObjectId } from '../src/devtools/quiet-contexts';
 
 /**
  * The one undocumented read of the quiet Runtime: the context a remote object's id names. The

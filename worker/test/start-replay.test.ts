@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Browser } from 'puppeteer-core';
 import type { VirtualDisplay } from '@persona-browser/xvfb';
 import { startXvfb } from '@persona-browser/xvfb';
-import { browserProcess } from '../src/browser/cdp/chromium-launcher';
+import { browserProcess } from '../src/devtools/chromium-launcher';
 import { findBrowserBinary, launchBrowser } from '../src/browser/launch';
 
 /**

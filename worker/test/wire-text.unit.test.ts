@@ -1,9 +1,5 @@
-import {
-  evaluatedStringPair,
-  resultString,
-  scanJsonString,
-} from '../src/browser/cdp/wire-commands';
-import type { WireReply } from '../src/browser/cdp/wire-commands';
+import { evaluatedStringPair, resultString, scanJsonString } from '../src/devtools/wire-commands';
+import type { WireReply } from '../src/devtools/wire-commands';
 import { JsonText, encodeJson, withJsonParsed } from '../src/json-text';
 
 /**

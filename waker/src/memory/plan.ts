@@ -1,7 +1,7 @@
 /**
  * The memory budget's planner, pure: from the personas' states, memory and activity, the
  * budget and the host's free memory, what must be put to sleep before a persona wakes, or why
- * it cannot wake. The fleet (memory-budget.ts) reads the inputs and carries the plan out.
+ * it cannot wake. The budget (budget.ts) reads the inputs and carries the plan out.
  */
 
 /** A persona as the planner sees it. */

@@ -47,9 +47,3 @@ export interface PersonaOptions {
    */
   startGate?: StartGate;
 }
-
-/** Starting and stopping a persona's worker from inside its queue. */
-export interface WorkerOps {
-  start: () => Promise<void>;
-  stop: () => Promise<void>;
-}

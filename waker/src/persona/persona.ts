@@ -7,12 +7,13 @@ import type { Address, ExitInfo, InstanceHandle, InstanceSpec } from '../drivers
 import type { ProxyStatus } from '../identity';
 import { RestartBackoff } from './backoff';
 import { PersonaIdentity } from './identity';
-import type { PersonaOptions, WorkerOps } from './options';
+import type { PersonaOptions } from './options';
+import type { WorkerOps } from '../placement/move';
 import { personaInfo } from './info';
 import { PersonaLifecycle } from './lifecycle';
 import { deadline } from './deadline';
 import { Leftovers } from './leftovers';
-import { PersonaPlacement } from './placement';
+import { PersonaPlacement } from '../placement/persona-placement';
 import { WorkerPings } from './pings';
 import type { PersonaEvent } from './lifecycle';
 import type { PersonaSpec } from './folders';

@@ -5,7 +5,7 @@ import { addExtra } from 'puppeteer-extra';
 import StealthPlugin from 'puppeteer-extra-plugin-stealth';
 import type { WorkArea } from '@persona-browser/xvfb';
 import { desktopPanels, workAreaFor } from '../identity/desktop';
-import { ChromiumLauncher } from './cdp/chromium-launcher';
+import { ChromiumLauncher } from '../devtools/chromium-launcher';
 import { claimProfile } from './profile-lock';
 
 /**
@@ -210,7 +210,7 @@ export function sandboxArgs(noSandbox: boolean, uid: number | null): string[] {
 
 /**
  * A headed Chromium on the persona's persistent profile, with the stealth evasions, whose pages
- * never get the Runtime domain (browser/cdp/quiet-transport.ts). It is driven over a pipe, not
+ * never get the Runtime domain (devtools/quiet-transport.ts). It is driven over a pipe, not
  * a port: when the worker dies, however it dies, the pipe closes and Chromium shuts down
  * cleanly by itself (the profile records a normal exit). A DevTools port, when asked for, is
  * served beside the pipe and does not change that. The worker installs no signal handlers for

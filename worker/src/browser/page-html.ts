@@ -1,6 +1,6 @@
 import { JsonText } from '../json-text';
 import type { Call } from './call';
-import { evaluatedStringPair, replyResult, resultString } from './cdp/wire-commands';
+import { evaluatedStringPair, replyResult, resultString } from '../devtools/wire-commands';
 import type { WorldSend } from './isolated-world';
 import { evaluateIn, evaluateInWorld, evaluatedValue, inWorld } from './isolated-world';
 import type { ManagedPage } from './managed-page';

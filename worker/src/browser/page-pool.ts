@@ -3,7 +3,7 @@ import { ApiError, BadRequest, PageNotFound, errorMessage } from '../errors';
 import { randomHex } from '../util';
 import type { PageState } from './managed-page';
 import { ManagedPage, PAGE_STATES } from './managed-page';
-import { pageTargetId } from './cdp/page-session';
+import { pageTargetId } from '../devtools/page-session';
 import type { OpenedTab } from './tab-watch';
 import { onTabOpened } from './tab-watch';
 import type { PageTiming } from './timing';

@@ -1,7 +1,7 @@
 import type { Browser, CDPSession, Target } from 'puppeteer-core';
 import { TargetType } from 'puppeteer-core';
-import { pageSession } from './cdp/page-session';
-import { PuppeteerMoved, callPrivate, readPrivateString } from './cdp/private-access';
+import { pageSession } from '../devtools/page-session';
+import { PuppeteerMoved, callPrivate, readPrivateString } from '../devtools/private-access';
 
 /**
  * Which tab of the browser's window is in front, and which tabs open, as the browser itself

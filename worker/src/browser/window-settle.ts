@@ -1,6 +1,6 @@
 import type { Browser, CDPSession } from 'puppeteer-core';
 import type { WorkArea } from '@persona-browser/xvfb';
-import { browserConnection } from './cdp/child-sessions';
+import { browserConnection } from '../devtools/child-sessions';
 
 interface Bounds {
   left?: number;

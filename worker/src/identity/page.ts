@@ -1,6 +1,6 @@
 import type { CDPSession, Page } from 'puppeteer-core';
 import type { ProxyIdentity } from '@persona-browser/contracts';
-import { onPageSessionSwap, pageSession } from '../browser/cdp/page-session';
+import { onPageSessionSwap, pageSession } from '../devtools/page-session';
 import { identityGeolocation } from './apply';
 
 /** A pool page as identity sees it: the puppeteer page (a ManagedPage is one). */

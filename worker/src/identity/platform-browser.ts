@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import type { Browser, CDPSession, Connection } from 'puppeteer-core';
-import { browserConnection, onChildSessionReady, tabSessions } from '../browser/cdp/child-sessions';
+import { browserConnection, onChildSessionReady, tabSessions } from '../devtools/child-sessions';
 import type { PageHolder } from './page';
 import type {
   Brand,

@@ -1,6 +1,6 @@
 import { isRecord } from '@persona-browser/service-kit';
-import type { DatedFoldersOptions } from './dated-folders';
-import { DatedFolders } from './dated-folders';
+import type { DatedFoldersOptions } from '../store/dated-folders';
+import { DatedFolders } from '../store/dated-folders';
 
 /** The files a bundle may hold, and the type each is served with. */
 export const BUNDLE_FILES = {
@@ -53,33 +53,17 @@ function isMeta(v: unknown): v is BundleMeta {
 
 /**
  * The failure bundles of plugin calls, one folder each under `dir`, kept within a size cap and
- * an age. The store is the only one that writes, lists or drops them.
+ * an age. The store is the only one that writes, lists or drops them; `write` writes a bundle's
+ * files whole (a reader never sees half of one), then applies retention.
  */
-export class BundleStore {
-  private readonly folders: DatedFolders<BundleMeta>;
-
+export class BundleStore extends DatedFolders<BundleMeta, BundleFile> {
   constructor(opts: BundleStoreOptions) {
-    this.folders = new DatedFolders(opts, isMeta);
-  }
-
-  get dir(): string {
-    return this.folders.dir;
-  }
-
-  /** A fresh id for a bundle about to be written, and the time it stands for. */
-  nextId(): { id: string; time: Date } {
-    return this.folders.nextId();
-  }
-
-  /** Writes a bundle's files whole (a reader never sees half of one), then applies retention. */
-  write(id: string, files: Partial<Record<BundleFile, Buffer | string>>): Promise<void> {
-    return this.folders.write(id, files);
+    super(opts, isMeta);
   }
 
   /** Every bundle, newest first. */
   list(): BundleSummary[] {
-    return this.folders
-      .entries()
+    return this.entries()
       .map(({ id, meta, size }) => ({
         debug_id: id,
         plugin: meta?.plugin ?? '',
@@ -91,19 +75,10 @@ export class BundleStore {
       .reverse();
   }
 
-  meta(id: string): BundleMeta | null {
-    return this.folders.meta(id);
-  }
-
   /** A file of a bundle and its type, or null for an unknown id or file name. */
   file(id: string, name: string): { bytes: Buffer; contentType: string } | null {
     if (!isBundleFile(name)) return null;
-    const bytes = this.folders.read(id, name);
+    const bytes = this.read(id, name);
     return bytes && { bytes, contentType: BUNDLE_FILES[name] };
-  }
-
-  /** Drops bundles past the age, then the oldest until the rest fit the cap. */
-  prune(): void {
-    this.folders.prune();
   }
 }

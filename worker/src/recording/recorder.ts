@@ -173,7 +173,7 @@ export class Recording {
       truncated: this.truncated,
       missing: why,
     };
-    await this.opts.store.write(meta, why ? null : this.writer.finish(1000 / this.opts.fps));
+    await this.opts.store.save(meta, why ? null : this.writer.finish(1000 / this.opts.fps));
   }
 }
 

@@ -1,6 +1,6 @@
 import { isRecord } from '@persona-browser/service-kit';
-import type { DatedFoldersOptions } from '../plugins/dated-folders';
-import { DatedFolders } from '../plugins/dated-folders';
+import type { DatedFoldersOptions } from '../store/dated-folders';
+import { DatedFolders } from '../store/dated-folders';
 
 /** The file of a recording: an animated PNG (browsers play it in an <img>). */
 export const RECORDING_FILE = 'recording.png';
@@ -63,23 +63,17 @@ function isMeta(v: unknown): v is RecordingMeta {
  * The screen recordings of plugin calls, one folder each (`meta.json` and, unless withheld,
  * `recording.png`), kept within a size cap and an age as failure bundles are.
  */
-export class RecordingStore {
-  private readonly folders: DatedFolders<RecordingMeta>;
-
+export class RecordingStore extends DatedFolders<
+  RecordingMeta,
+  'meta.json' | typeof RECORDING_FILE
+> {
   constructor(opts: DatedFoldersOptions) {
-    this.folders = new DatedFolders(opts, isMeta);
+    super(opts, isMeta);
   }
 
-  get dir(): string {
-    return this.folders.dir;
-  }
-
-  nextId(): { id: string; time: Date } {
-    return this.folders.nextId();
-  }
-
-  write(meta: RecordingMeta, file: Buffer | null): Promise<void> {
-    return this.folders.write(meta.id, {
+  /** Writes a recording's meta.json and its file (none where `file` is null). */
+  save(meta: RecordingMeta, file: Buffer | null): Promise<void> {
+    return this.write(meta.id, {
       'meta.json': JSON.stringify(meta, null, 2),
       [RECORDING_FILE]: file ?? undefined,
     });
@@ -87,8 +81,7 @@ export class RecordingStore {
 
   /** Every recording, newest first. */
   list(): RecordingSummary[] {
-    return this.folders
-      .entries()
+    return this.entries()
       .map(({ id, meta, size }): RecordingSummary => ({
         id,
         // Recordings written before leases were recorded are of plugin calls.
@@ -105,13 +98,13 @@ export class RecordingStore {
       .reverse();
   }
 
-  meta(id: string): RecordingMeta | null {
-    const m = this.folders.meta(id);
+  override meta(id: string): RecordingMeta | null {
+    const m = super.meta(id);
     return m && { ...m, kind: m.kind === 'lease' ? 'lease' : 'plugin' };
   }
 
   /** The animated PNG of a recording; null for an unknown id or one without a file. */
   file(id: string): Buffer | null {
-    return this.folders.read(id, RECORDING_FILE);
+    return this.read(id, RECORDING_FILE);
   }
 }

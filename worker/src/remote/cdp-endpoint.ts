@@ -16,8 +16,8 @@ import {
   safeEqual,
 } from '@persona-browser/service-kit';
 import type { Authenticator } from '../http/auth';
-import type { GuestLink } from '../browser/cdp/guest-link';
-import type { GuestPolicy } from '../browser/cdp/guest-policy';
+import type { GuestLink } from '../devtools/guest-link';
+import type { GuestPolicy } from '../devtools/guest-policy';
 import type { Navigator } from '../browser/navigator';
 import { ApiError, Locked } from '../errors';
 import { refuseUpgrade } from '../http/refuse-upgrade';
@@ -43,7 +43,7 @@ export interface CdpEndpointOptions {
  * The persona's browser for outside DevTools clients: `GET /json/version` (the discovery route
  * tools read `webSocketDebuggerUrl` from) and a WebSocket at `/devtools/browser/<id>`, both
  * behind the service key or a `full` token. Each connection is a guest of the browser
- * (browser/cdp/guest-mux.ts): it sees and drives the targets it creates, and the pool page whose
+ * (devtools/guest-mux.ts): it sees and drives the targets it creates, and the pool page whose
  * lease token it presents in `X-Lease` while that lease holds (each command on the page renews
  * it, as an API call does). What it created is closed when it disconnects, when it is dropped for
  * not reading what it is sent (devtools-client.ts), when its token is revoked or expires, and

@@ -1,7 +1,7 @@
 import type { RawData, WebSocket } from 'ws';
 import type { Credential, Logger } from '@persona-browser/service-kit';
 import { credentialName } from '@persona-browser/service-kit';
-import type { GuestLink } from '../browser/cdp/guest-link';
+import type { GuestLink } from '../devtools/guest-link';
 
 /** Close code of a connection ended for what it did or what its credential became. */
 export const POLICY_VIOLATION = 1008;

@@ -2,8 +2,15 @@ import http from 'node:http';
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage } from '@persona-browser/service-kit';
 import type { InstanceHandle, RuntimeDriver } from '../drivers/types';
-import type { PersonaSpec } from './folders';
-import { recordNode } from './folders';
+import { recordNode } from './node-record';
+
+/** The part of a persona's folder that placement reads and records (a `PersonaSpec`). */
+export interface PlacedFolder {
+  /** Absolute path of the persona folder. */
+  dir: string;
+  /** NODE: the cluster node that holds the folder, once known. */
+  node?: string;
+}
 
 /**
  * Where a persona's worker is and how it is reached, beside the persona's lifecycle: the node
@@ -15,7 +22,7 @@ export class PersonaPlacement {
   private own = new http.Agent({ keepAlive: true });
 
   constructor(
-    private readonly spec: PersonaSpec,
+    private readonly spec: PlacedFolder,
     private readonly driver: RuntimeDriver,
     private readonly log: () => Logger,
   ) {}

@@ -1,9 +1,25 @@
 import { errorMessage } from '@persona-browser/service-kit';
-import type { FolderCopy, RuntimeDriver } from '../drivers/types';
+import type { Address, FolderCopy, RuntimeDriver } from '../drivers/types';
 import { MoveError } from '../drivers/swarm-move';
-import type { Persona } from './persona';
-import { recordNode } from './folders';
 import { pingWorker } from '../worker-client';
+import { recordNode } from './node-record';
+import type { PlacedFolder } from './persona-placement';
+
+/** Starting and stopping a persona's worker from inside its queue. */
+export interface WorkerOps {
+  start: () => Promise<void>;
+  stop: () => Promise<void>;
+}
+
+/** What a move needs of a persona (a `Persona`): its folder, its node and its worker's queue. */
+export interface MovablePersona {
+  readonly name: string;
+  readonly node: string | null;
+  readonly spec: PlacedFolder;
+  runningAddress(): Address | null;
+  /** Runs `work` with the worker stopped; `work` may start and stop it again. */
+  whileStopped<T>(work: (ops: WorkerOps, wasRunning: boolean) => Promise<T>): Promise<T>;
+}
 
 /** A move the persona's state refuses (no cluster, same node, a node down): nothing changed. */
 export class MoveRefused extends Error {}
@@ -22,7 +38,7 @@ export interface MoveResult {
  * which step failed.
  */
 export async function movePersona(
-  persona: Persona,
+  persona: MovablePersona,
   driver: RuntimeDriver,
   to: string,
 ): Promise<MoveResult> {

@@ -35,10 +35,11 @@ function sizeOf(dir: string): number {
 
 /**
  * Folders named by a dated id under `dir`, each with a meta.json, kept within a size cap and an
- * age (failure bundles, recordings). Each store of them is the only one that writes or drops
- * its folders.
+ * age. A store of them (failure bundles, recordings) extends this class with what it reads
+ * back, and is the only one that writes or drops its folders. `F` names the files a folder may
+ * hold.
  */
-export class DatedFolders<M extends { time: string }> {
+export class DatedFolders<M extends { time: string }, F extends string = string> {
   private readonly now: () => number;
 
   constructor(
@@ -63,11 +64,11 @@ export class DatedFolders<M extends { time: string }> {
    * Writes a folder's files (into a temporary folder first, so a reader never sees half of
    * one), then drops what retention says must go.
    */
-  async write(id: string, files: Record<string, Buffer | string | undefined>): Promise<void> {
+  async write(id: string, files: Partial<Record<F, Buffer | string>>): Promise<void> {
     if (!DATED_ID.test(id)) throw new Error(`not a dated id: ${id}`);
     const tmp = path.join(this.opts.dir, `.${id}.tmp`);
     await fs.promises.mkdir(tmp, { recursive: true });
-    for (const [name, data] of Object.entries(files))
+    for (const [name, data] of Object.entries<Buffer | string | undefined>(files))
       if (data !== undefined) await fs.promises.writeFile(path.join(tmp, name), data);
     await fs.promises.rename(tmp, path.join(this.opts.dir, id));
     this.prune();
