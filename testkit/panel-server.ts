@@ -3,11 +3,12 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express from 'express';
 import type { PersonaInfo, SupervisorStatus } from '@persona-browser/contracts';
+import { UPDATE_STEPS_MODULE } from '@persona-browser/contracts';
 
 /**
  * The fleet panel's files served as the waker serves them (the panel at `/`, the shared files
- * at `/ui/`, uPlot at `/vendor/uplot/`), in front of API routes a test writes: the page in a
- * real browser, the answers chosen by the test.
+ * at `/ui/`, uPlot at `/vendor/uplot/`, the update steps at `/update-steps.js`), in front of API
+ * routes a test writes: the page in a real browser, the answers chosen by the test.
  */
 
 const PANEL_DIR = path.join(
@@ -75,6 +76,9 @@ export async function servePanel(
   app.use('/api', api);
   app.use('/vendor/uplot', express.static(UPLOT_DIR));
   app.use('/ui', express.static(UI_DIR));
+  app.get('/update-steps.js', (_req, res) => {
+    res.type('text/javascript').send(UPDATE_STEPS_MODULE);
+  });
   app.use('/', express.static(PANEL_DIR, { index: 'index.html' }));
   const server = await new Promise<http.Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
