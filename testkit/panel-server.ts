@@ -142,3 +142,20 @@ export function supervisorStatus(
     ...rest,
   };
 }
+
+/**
+ * A panel test file's closing hooks: a script error in the panel fails the test during which it
+ * was thrown (or the first one, when it was thrown while the panel was set up), and what `open`
+ * lists (the client browser, the stand) is closed after the file's tests.
+ */
+export function panelTestHooks(
+  scriptErrors: string[],
+  open: () => Array<{ close: () => Promise<void> } | undefined>,
+): void {
+  afterEach(() => {
+    expect(scriptErrors.splice(0)).toEqual([]);
+  });
+  afterAll(async () => {
+    for (const o of open()) await o?.close();
+  });
+}
