@@ -3,11 +3,12 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express from 'express';
 import type { PersonaInfo, SupervisorStatus } from '@persona-browser/contracts';
+import { UPDATE_STEPS_MODULE } from '@persona-browser/contracts';
 
 /**
  * The fleet panel's files served as the waker serves them (the panel at `/`, the shared files
- * at `/ui/`, uPlot at `/vendor/uplot/`), in front of API routes a test writes: the page in a
- * real browser, the answers chosen by the test.
+ * at `/ui/`, uPlot at `/vendor/uplot/`, the update steps at `/update-steps.js`), in front of API
+ * routes a test writes: the page in a real browser, the answers chosen by the test.
  */
 
 const PANEL_DIR = path.join(
@@ -75,6 +76,9 @@ export async function servePanel(
   app.use('/api', api);
   app.use('/vendor/uplot', express.static(UPLOT_DIR));
   app.use('/ui', express.static(UI_DIR));
+  app.get('/update-steps.js', (_req, res) => {
+    res.type('text/javascript').send(UPDATE_STEPS_MODULE);
+  });
   app.use('/', express.static(PANEL_DIR, { index: 'index.html' }));
   const server = await new Promise<http.Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -137,4 +141,21 @@ export function supervisorStatus(
     ...(remote === undefined ? {} : { remote }),
     ...rest,
   };
+}
+
+/**
+ * A panel test file's closing hooks: a script error in the panel fails the test during which it
+ * was thrown (or the first one, when it was thrown while the panel was set up), and what `open`
+ * lists (the client browser, the stand) is closed after the file's tests.
+ */
+export function panelTestHooks(
+  scriptErrors: string[],
+  open: () => Array<{ close: () => Promise<void> } | undefined>,
+): void {
+  afterEach(() => {
+    expect(scriptErrors.splice(0)).toEqual([]);
+  });
+  afterAll(async () => {
+    for (const o of open()) await o?.close();
+  });
 }

@@ -79,13 +79,17 @@ export async function call<T = any>(
   };
 }
 
-/** A scratch repository root with a personas folder: `{name: persona.env text or null}`. */
+/**
+ * A scratch repository root with a personas folder (made even when empty): `{name: persona.env
+ * text or null}`.
+ */
 export function makePersonas(personas: Record<string, string | null>): {
   root: string;
   personasDir: string;
 } {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-waker-'));
   const personasDir = path.join(root, 'personas');
+  fs.mkdirSync(personasDir);
   for (const [name, env] of Object.entries(personas)) {
     fs.mkdirSync(path.join(personasDir, name), { recursive: true });
     if (env !== null) fs.writeFileSync(path.join(personasDir, name, 'persona.env'), env);

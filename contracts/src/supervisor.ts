@@ -45,6 +45,12 @@ export const UPDATE_STEPS = [
 ] as const;
 export type UpdateStep = (typeof UPDATE_STEPS)[number];
 
+/**
+ * UPDATE_STEPS as an ES module, `UPDATE_STEPS`, which the fleet panel imports from
+ * `/update-steps.js`: the panel lists an update's timings in the same order from the same list.
+ */
+export const UPDATE_STEPS_MODULE = `export const UPDATE_STEPS = ${JSON.stringify(UPDATE_STEPS)};\n`;
+
 export interface UpdateRecord {
   /** Full hash of the commit the fleet ran before, and of the one tried. */
   from: string;

@@ -20,7 +20,6 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fleetPids } from '@persona-browser/testkit/fleet-procs';
@@ -30,6 +29,8 @@ import { ensurePersonaImage } from '@persona-browser/testkit/image';
 import type { SwarmCluster } from '@persona-browser/testkit/swarm-cluster';
 import { startSwarmCluster } from '@persona-browser/testkit/swarm-cluster';
 import { readHeap } from './inspector-heap';
+import { accepts, freeBlock } from './port-block';
+import { figures, r2 } from './swarm-measure';
 
 const PERSONAS = Number(process.env.PERSONAS ?? 500);
 const AWAKE = Number(process.env.AWAKE ?? 3);
@@ -40,39 +41,6 @@ const SETTLE_MS = Number(process.env.SETTLE_MS ?? 5_000);
 const GOAL_P99_MS = 50;
 const DRIVER = process.env.BENCH_DRIVER ?? 'process';
 if (DRIVER !== 'process' && DRIVER !== 'swarm') throw new Error('BENCH_DRIVER: process or swarm');
-
-/** Whether `port` can be listened on right now. */
-const bindable = (port: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, () => srv.close(() => resolve(true)));
-  });
-
-/**
- * The first of `n` consecutive free ports at or above `from`, below the ephemeral range (where
- * other programs' outgoing connections and `freePort` would take ports from under the fleet).
- */
-async function freeBlock(from: number, n: number): Promise<number> {
-  for (let base = from; base + n < 32_768;) {
-    let i = 0;
-    while (i < n && (await bindable(base + i))) i += 1;
-    if (i === n) return base;
-    base += i + 1;
-  }
-  throw new Error(`no ${n} consecutive free ports from ${from}`);
-}
-
-/** Whether something accepts a TCP connection on `port` (no bytes sent: no wake). */
-const accepts = (port: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 
 /** One GET; resolves with its status, the time taken (ms) and the body's size (bytes). */
 function get(
@@ -94,14 +62,6 @@ function get(
     );
     req.on('error', reject);
   });
-}
-
-const r2 = (x: number): number => Math.round(x * 100) / 100;
-
-function stats(xs: number[]): Record<string, number> {
-  const s = [...xs].sort((a, b) => a - b);
-  const at = (q: number): number => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
-  return { n: s.length, p50: r2(at(0.5)), p90: r2(at(0.9)), p99: r2(at(0.99)), max: r2(at(1)) };
 }
 
 /** VmRSS and VmHWM (peak RSS) of `pid`, MB. */
@@ -223,7 +183,7 @@ async function main(): Promise<void> {
       sequential.push(r.ms);
     }
     one.destroy();
-    report.list_sequential_ms = stats(sequential);
+    report.list_sequential_ms = figures(sequential);
     // The waker's own work per call, which the load of other programs on the host does not add
     // to (its periodic ticks over the same span are included).
     report.waker_cpu_ms_per_request = r2((cpuMs(pid) - cpuBefore) / SAMPLES);
@@ -239,7 +199,7 @@ async function main(): Promise<void> {
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, lane));
     many.destroy();
-    report[`list_${CONCURRENCY}_concurrent_ms`] = stats(concurrent);
+    report[`list_${CONCURRENCY}_concurrent_ms`] = figures(concurrent);
 
     // Prometheus' scrape of the waker: one scraper, one request at a time.
     const scraper = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -257,23 +217,23 @@ async function main(): Promise<void> {
       scrapes.push(r.ms);
     }
     scraper.destroy();
-    report.metrics_sequential_ms = stats(scrapes);
+    report.metrics_sequential_ms = figures(scrapes);
     const memory = rss(pid);
     report.memory_after_requests = memory;
     const heap = await readHeap(pid, inspectPort).catch((err: unknown) => String(err));
     report.heap = heap;
 
     // The goal is the latency of one client's call; the concurrent run shows queueing on top.
-    const p99 = stats(sequential).p99 ?? NaN;
+    const p99 = figures(sequential).p99;
     const verdict = p99 <= GOAL_P99_MS ? 'PASS' : 'FAIL';
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     process.stdout.write(
       `${verdict}: GET /api/personas with ${PERSONAS} personas (${DRIVER} driver): p99 ${p99} ms one at a time ` +
-        `(goal at most ${GOAL_P99_MS} ms), ${stats(concurrent).p99} ms with ${CONCURRENCY} ` +
+        `(goal at most ${GOAL_P99_MS} ms), ${figures(concurrent).p99} ms with ${CONCURRENCY} ` +
         `at once; ${first.bytes} bytes; waker RSS ${memory.rss_mb} MB (peak ` +
         `${memory.rss_peak_mb} MB), heap ` +
         `${typeof heap === 'string' ? 'unread' : `${heap.used_after_gc_mb} MB used after GC`}; ` +
-        `GET /metrics p50 ${stats(scrapes).p50} ms, p99 ${stats(scrapes).p99} ms ` +
+        `GET /metrics p50 ${figures(scrapes).p50} ms, p99 ${figures(scrapes).p99} ms ` +
         `(${metricsSamples} samples, ${metricsBytes} bytes)\n`,
     );
   } finally {

@@ -16,14 +16,8 @@ import os from 'node:os';
 import http from 'node:http';
 import Docker from 'dockerode';
 import { ensurePersonaImage } from '@persona-browser/testkit/image';
-import {
-  KEY,
-  ROOT,
-  call,
-  freePort,
-  makePersonas,
-  startWaker,
-} from '@persona-browser/testkit/waker';
+import { KEY, call, freePort } from '@persona-browser/testkit/waker';
+import { startFleet } from '@persona-browser/testkit/fleet';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
 import { figures } from './swarm-measure';
 
@@ -122,20 +116,15 @@ async function main(): Promise<void> {
   const image = process.env.PERSONA_IMAGE ?? (await ensurePersonaImage());
   const ports = await Promise.all(Array.from({ length: PERSONAS }, () => freePort()));
   const names = ports.map((_, i) => `s${i}`);
-  const { personasDir } = makePersonas(
-    Object.fromEntries(
+  const { waker: w } = await startFleet({
+    driver: 'docker',
+    fleet: FLEET,
+    port: await freePort(),
+    image,
+    personas: Object.fromEntries(
       names.map((n, i) => [n, `PORT=${ports[i]}\nMODE=sleepy\nIDLE_TIMEOUT=3600\n`]),
     ),
-  );
-  const w = await startWaker({
-    WAKER_DRIVER: 'docker',
-    WAKER_PORT: String(await freePort()),
-    PERSONAS_DIR: personasDir,
-    FLEET_ID: FLEET,
-    REPO_ROOT: ROOT,
-    PERSONA_IMAGE: image,
-    LIGHT_SLEEP_SECONDS: '3600',
-    LOG_LEVEL: 'warn',
+    env: { LIGHT_SLEEP_SECONDS: '3600', LOG_LEVEL: 'warn' },
   });
   const report: Record<string, unknown> = {
     personas: PERSONAS,

@@ -24,14 +24,8 @@ import { ensurePersonaImage } from '@persona-browser/testkit/image';
 import { startSwarmCluster } from '@persona-browser/testkit/swarm-cluster';
 import type { SwarmCluster } from '@persona-browser/testkit/swarm-cluster';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
-import {
-  KEY,
-  ROOT,
-  call,
-  freePort,
-  makePersonas,
-  startWaker,
-} from '@persona-browser/testkit/waker';
+import { KEY, ROOT, call, freePort } from '@persona-browser/testkit/waker';
+import { startFleet } from '@persona-browser/testkit/fleet';
 import { measureLifecycle } from './swarm-lifecycle';
 import type { UpTimes } from './swarm-lifecycle';
 import { STATUS, WAKING_READ, figures, get, median, r1, r2, say } from './swarm-measure';
@@ -185,21 +179,21 @@ async function main(): Promise<void> {
   const dataRoot = path.join(c.dir, 'data');
   for (const n of c.nodes) fs.mkdirSync(path.join(dataRoot, n.hostname), { recursive: true });
   const ports = { waker: await freePort(), far: await freePort(), near: await freePort() };
-  const { personasDir } = makePersonas({
-    far: `PORT=${ports.far}\nMODE=sleepy\nIDLE_TIMEOUT=3600\nNODE=${far.hostname}\n`,
-    near: `PORT=${ports.near}\nMODE=sleepy\nIDLE_TIMEOUT=3600\nNODE=${manager.hostname}\n`,
-  });
-  waker = await startWaker({
-    WAKER_DRIVER: 'swarm',
-    WAKER_PORT: String(ports.waker),
-    PERSONAS_DIR: personasDir,
-    PERSONA_IMAGE: image,
-    FLEET_ID: FLEET,
-    REPO_ROOT: ROOT,
-    SWARM_NETWORK: overlay,
-    SWARM_DATA_DIR: path.join(dataRoot, '{node}'),
-    LOG_LEVEL: 'warn',
-  });
+  ({ waker } = await startFleet({
+    driver: 'swarm',
+    fleet: FLEET,
+    port: ports.waker,
+    image,
+    personas: {
+      far: `PORT=${ports.far}\nMODE=sleepy\nIDLE_TIMEOUT=3600\nNODE=${far.hostname}\n`,
+      near: `PORT=${ports.near}\nMODE=sleepy\nIDLE_TIMEOUT=3600\nNODE=${manager.hostname}\n`,
+    },
+    env: {
+      SWARM_NETWORK: overlay,
+      SWARM_DATA_DIR: path.join(dataRoot, '{node}'),
+      LOG_LEVEL: 'warn',
+    },
+  }));
   const w = waker;
   const docker = new Docker();
   const farEngine = engineOf(far.dockerHost);

@@ -19,12 +19,12 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fleetPids, workerPid } from '@persona-browser/testkit/fleet-procs';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
 import { KEY, ROOT, freePort, sleep, startWaker } from '@persona-browser/testkit/waker';
+import { accepts, freeBlock } from './port-block';
 
 const PERSONAS = Number(process.env.PERSONAS ?? 1000);
 const BASELINE = Number(process.env.BASELINE ?? 10);
@@ -67,37 +67,6 @@ async function idleCpu(pid: number, seconds: number): Promise<number> {
   await sleep(seconds * 1000);
   return round(((cpuS(pid) - before) / ((performance.now() - t) / 1000)) * 100, 2);
 }
-
-/** Whether `port` can be listened on now. */
-const canBind = (port: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '0.0.0.0', () => s.close(() => resolve(true)));
-  });
-
-/** `n` consecutive free ports from `from`, below the ephemeral range. */
-async function portBlock(from: number, n: number): Promise<number> {
-  let base = from;
-  while (base + n < 32_768) {
-    let ok = 0;
-    while (ok < n && (await canBind(base + ok))) ok += 1;
-    if (ok === n) return base;
-    base += ok + 1;
-  }
-  throw new Error(`no ${n} free ports in a row from ${from}`);
-}
-
-/** Whether a TCP connection to `port` is accepted (sends nothing, so wakes nothing). */
-const listening = (port: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 
 /** One GET with the key; its status and time (ms). */
 function get(
@@ -153,7 +122,7 @@ interface Fleet {
 }
 
 async function startFleet(root: string, count: number, tag: string): Promise<Fleet> {
-  const base = await portBlock(FIRST_PORT, count);
+  const base = await freeBlock(FIRST_PORT, count);
   const fleetId = `thousand${process.pid}${tag}`;
   const t = performance.now();
   const waker = await startWaker({
@@ -173,7 +142,7 @@ async function startFleet(root: string, count: number, tag: string): Promise<Fle
   if (pid === undefined) throw new Error('the waker has no pid');
   let waiting = Array.from({ length: count }, (_, i) => base + i);
   while (waiting.length) {
-    const up = await Promise.all(waiting.map(listening));
+    const up = await Promise.all(waiting.map(accepts));
     waiting = waiting.filter((_, i) => !up[i]);
     if (waiting.length && performance.now() - t > 120_000) {
       throw new Error(`${waiting.length} persona ports not listening after 120 s`);

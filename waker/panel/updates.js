@@ -9,24 +9,14 @@
 // `#updates-remote` (the remote the supervisor cannot reach, with git's whole reason).
 import { byId, el, isObject, localTime, text } from '/ui/dom.js';
 import { addPoll, api, state } from './core.js';
+// The steps in the order they run, as the contract lists them (served by the waker).
+import { UPDATE_STEPS as STEPS } from '/update-steps.js';
 
 /** @typedef {import('@persona-browser/contracts').SupervisorStatus} SupervisorStatus */
 /** @typedef {import('@persona-browser/contracts').UpdateRecord} UpdateRecord */
 
 const EVERY_MS = 5000;
 const LOG_LINES = 10;
-/** @type {import('@persona-browser/contracts').UpdateStep[]} the steps in the order they run */
-const STEPS = [
-  'fetch',
-  'checkout',
-  'install',
-  'build',
-  'image',
-  'push',
-  'restart',
-  'health',
-  'rollback',
-];
 
 /** @param {unknown} hash */
 const short = (hash) => text(hash).slice(0, 7);

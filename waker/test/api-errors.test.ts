@@ -1,13 +1,6 @@
-import fs from 'node:fs';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
-import {
-  KEY,
-  ROOT,
-  call,
-  freePort,
-  makePersonas,
-  startWaker,
-} from '@persona-browser/testkit/waker';
+import { KEY, call, freePort } from '@persona-browser/testkit/waker';
+import { startFleet } from '@persona-browser/testkit/fleet';
 
 /**
  * The waker's own API answers a client's mistakes as the worker does: the API's error envelope,
@@ -20,33 +13,21 @@ type Body = Record<string, unknown>;
 let waker: RunningWaker;
 let keyless: RunningWaker;
 
-function emptyFleet(): string {
-  const { personasDir } = makePersonas({});
-  fs.mkdirSync(personasDir, { recursive: true });
-  return personasDir;
-}
-
-/** One sleepy persona that is never woken here (the process driver, one server). */
-async function sleepyFleet(): Promise<string> {
-  const port = await freePort();
-  return makePersonas({ sam: `PORT=${port}\nMODE=sleepy\nIDLE_TIMEOUT=600\n` }).personasDir;
-}
-
 beforeAll(async () => {
-  const common = { WAKER_DRIVER: 'process', REPO_ROOT: ROOT };
-  waker = await startWaker({
-    ...common,
-    WAKER_PORT: String(await freePort()),
-    PERSONAS_DIR: await sleepyFleet(),
-    FLEET_ID: `apierr${process.pid}`,
-  });
-  keyless = await startWaker({
-    ...common,
-    WAKER_PORT: String(await freePort()),
-    PERSONAS_DIR: emptyFleet(),
-    FLEET_ID: `apinokey${process.pid}`,
-    SERVICE_KEY: '',
-  });
+  // One sleepy persona that is never woken here (the process driver, one server).
+  ({ waker } = await startFleet({
+    driver: 'process',
+    fleet: `apierr${process.pid}`,
+    port: await freePort(),
+    personas: { sam: `PORT=${await freePort()}\nMODE=sleepy\nIDLE_TIMEOUT=600\n` },
+  }));
+  ({ waker: keyless } = await startFleet({
+    driver: 'process',
+    fleet: `apinokey${process.pid}`,
+    port: await freePort(),
+    personas: {},
+    env: { SERVICE_KEY: '' },
+  }));
 });
 
 afterAll(async () => {

@@ -10,13 +10,13 @@ import type { RunningWaker } from '@persona-browser/testkit/waker';
 import { ensurePersonaImage } from '@persona-browser/testkit/image';
 import {
   KEY,
-  ROOT,
   call,
   freePort,
   makePersonas,
   sleep,
   startWaker,
 } from '@persona-browser/testkit/waker';
+import { startFleet } from '@persona-browser/testkit/fleet';
 import { step } from '@persona-browser/testkit/steps';
 
 /**
@@ -38,25 +38,22 @@ const containerOf = async (persona: string): Promise<Docker.ContainerInspectInfo
 
 let waker: RunningWaker;
 let env: Record<string, string>;
-let ports: Record<string, number>;
+let ports: { waker: number; alice: number; bob: number };
 let personasDir: string;
 
 beforeAll(async () => {
   const image = await ensurePersonaImage();
   ports = { waker: await freePort(), alice: await freePort(), bob: await freePort() };
-  ({ personasDir } = makePersonas({
-    alice: `PORT=${ports.alice}\nMODE=always-on\nMEMORY_LIMIT_MB=1536\nCPUS=1.5\n`,
-    bob: `PORT=${ports.bob}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
+  ({ waker, env, personasDir } = await startFleet({
+    driver: 'docker',
+    fleet: FLEET,
+    port: ports.waker,
+    image,
+    personas: {
+      alice: `PORT=${ports.alice}\nMODE=always-on\nMEMORY_LIMIT_MB=1536\nCPUS=1.5\n`,
+      bob: `PORT=${ports.bob}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
+    },
   }));
-  env = {
-    WAKER_DRIVER: 'docker',
-    WAKER_PORT: String(ports.waker),
-    PERSONAS_DIR: personasDir,
-    PERSONA_IMAGE: image,
-    FLEET_ID: FLEET,
-    REPO_ROOT: ROOT,
-  };
-  waker = await startWaker(env);
 }, 16 * 60_000);
 
 afterAll(async () => {

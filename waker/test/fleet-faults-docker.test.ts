@@ -5,14 +5,8 @@ import { DockerFaults, ENGINE_SOCKET } from '@persona-browser/testkit/docker-fau
 import type { FaultRule } from '@persona-browser/testkit/docker-faults';
 import { ensurePersonaImage } from '@persona-browser/testkit/image';
 import type { Reply, RunningWaker } from '@persona-browser/testkit/waker';
-import {
-  ROOT,
-  call,
-  freePort,
-  makePersonas,
-  startWaker,
-  until,
-} from '@persona-browser/testkit/waker';
+import { call, freePort, until } from '@persona-browser/testkit/waker';
+import { startFleet as startKitFleet } from '@persona-browser/testkit/fleet';
 
 /**
  * The docker fleet under an engine that fails: the waker talks to the real engine through the
@@ -66,22 +60,21 @@ async function startFleet(
   const image = await ensurePersonaImage();
   const faults = await DockerFaults.start();
   before(faults);
-  const ports: Record<string, number> = { waker: await freePort() };
+  const wakerPort = await freePort();
+  const ports: Record<string, number> = { waker: wakerPort };
   const files: Record<string, string> = {};
   for (const [persona, text] of Object.entries(personas)) {
     ports[persona] = await freePort();
     files[persona] = `PORT=${ports[persona]}\n${text}`;
   }
   const id = `faults${name}${process.pid}`;
-  const waker = await startWaker({
-    WAKER_DRIVER: 'docker',
-    DOCKER_HOST: faults.dockerHost,
-    WAKER_PORT: String(ports.waker),
-    PERSONAS_DIR: makePersonas(files).personasDir,
-    PERSONA_IMAGE: image,
-    FLEET_ID: id,
-    REPO_ROOT: ROOT,
-    ...env,
+  const { waker } = await startKitFleet({
+    driver: 'docker',
+    fleet: id,
+    port: wakerPort,
+    image,
+    personas: files,
+    env: { DOCKER_HOST: faults.dockerHost, ...env },
   });
   const fleet = { id, waker, faults, ports };
   started.push(fleet);

@@ -3,7 +3,12 @@ import type { MetricsBody, PersonaInfo, SupervisorStatus } from '@persona-browse
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { boxes, sidewaysOverflow, spillingOut } from '@persona-browser/testkit/on-screen';
 import type { PanelServer } from '@persona-browser/testkit/panel-server';
-import { persona, servePanel, supervisorStatus } from '@persona-browser/testkit/panel-server';
+import {
+  panelTestHooks,
+  persona,
+  servePanel,
+  supervisorStatus,
+} from '@persona-browser/testkit/panel-server';
 
 /**
  * The fleet panel's layout as a person sees it at a phone's, a tablet's and a desktop's window
@@ -102,16 +107,7 @@ beforeAll(async () => {
   );
 });
 
-// A script error in the panel fails the test during which it was thrown (or the first one,
-// when it was thrown while the panel was set up).
-afterEach(() => {
-  expect(scriptErrors.splice(0)).toEqual([]);
-});
-
-afterAll(async () => {
-  await client?.close();
-  await stand?.close();
-});
+panelTestHooks(scriptErrors, () => [client, stand]);
 
 async function atWidth(width: number): Promise<void> {
   await page.setViewport({ width, height: 900 });

@@ -13,16 +13,8 @@ import type { GeoipStandin } from '@persona-browser/testkit/geoip-standin';
 import { BERLIN, startGeoipStandin } from '@persona-browser/testkit/geoip-standin';
 import { fleetPids, workerPid } from '@persona-browser/testkit/fleet-procs';
 import type { Reply, RunningWaker } from '@persona-browser/testkit/waker';
-import {
-  KEY,
-  ROOT,
-  call,
-  freePort,
-  makePersonas,
-  sleep,
-  startWaker,
-  until,
-} from '@persona-browser/testkit/waker';
+import { KEY, call, freePort, sleep, until } from '@persona-browser/testkit/waker';
+import { startFleet } from '@persona-browser/testkit/fleet';
 
 /**
  * Proxy identities end to end: the built waker (process driver, real workers and Chromium), a
@@ -218,28 +210,29 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
   beforeAll(async () => {
     proxy = await startForwardProxy((u, p) => SESSION_USER.test(u) && p === proxyPassword);
     geo = await startGeoipStandin();
-    ports = { waker: await freePort(), de: await freePort(), plain: await freePort() };
-    const made = makePersonas({
-      de: `PORT=${ports.de}\nMODE=sleepy\nIDLE_TIMEOUT=600\nPROXY_COUNTRY=de\n`,
-      plain: `PORT=${ports.plain}\nMODE=sleepy\nIDLE_TIMEOUT=600\n`,
-      always: `PORT=${await freePort()}\nMODE=always-on\nPROXY_COUNTRY=DE\n`,
-      nowhere: `PORT=${await freePort()}\nMODE=sleepy\nIDLE_TIMEOUT=600\nPROXY_COUNTRY=Germany\n`,
+    const own = { waker: await freePort(), de: await freePort(), plain: await freePort() };
+    ports = own;
+    const made = await startFleet({
+      driver: 'process',
+      fleet: FLEET,
+      port: own.waker,
+      personas: {
+        de: `PORT=${ports.de}\nMODE=sleepy\nIDLE_TIMEOUT=600\nPROXY_COUNTRY=de\n`,
+        plain: `PORT=${ports.plain}\nMODE=sleepy\nIDLE_TIMEOUT=600\n`,
+        always: `PORT=${await freePort()}\nMODE=always-on\nPROXY_COUNTRY=DE\n`,
+        nowhere: `PORT=${await freePort()}\nMODE=sleepy\nIDLE_TIMEOUT=600\nPROXY_COUNTRY=Germany\n`,
+      },
+      env: {
+        PROXY_SERVER: proxy.url,
+        PROXY_USERNAME: ACCOUNT,
+        PROXY_PASSWORD: PASSWORD,
+        PROXY_USERNAME_TEMPLATE: '{username}-country-{country}-session-{session}',
+        GEOIP_BASE_URL: geo.url,
+        GEOIP_TOKEN: TOKEN,
+      },
     });
     scratch.push(made.root);
-    personasDir = made.personasDir;
-    waker = await startWaker({
-      WAKER_DRIVER: 'process',
-      WAKER_PORT: String(ports.waker),
-      PERSONAS_DIR: personasDir,
-      FLEET_ID: FLEET,
-      REPO_ROOT: ROOT,
-      PROXY_SERVER: proxy.url,
-      PROXY_USERNAME: ACCOUNT,
-      PROXY_PASSWORD: PASSWORD,
-      PROXY_USERNAME_TEMPLATE: '{username}-country-{country}-session-{session}',
-      GEOIP_BASE_URL: geo.url,
-      GEOIP_TOKEN: TOKEN,
-    });
+    ({ waker, personasDir } = made);
   });
 
   afterAll(async () => {

@@ -10,14 +10,8 @@ import type { ClientBrowser } from '@persona-browser/testkit/client-browser';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { fleetPids, workerPid } from '@persona-browser/testkit/fleet-procs';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
-import {
-  KEY,
-  ROOT,
-  freePort,
-  makePersonas,
-  startWaker,
-  until,
-} from '@persona-browser/testkit/waker';
+import { KEY, ROOT, freePort, startWaker, until } from '@persona-browser/testkit/waker';
+import { startFleet } from '@persona-browser/testkit/fleet';
 
 /**
  * Least privilege at the front door, on the process driver with real workers: nothing wakes a
@@ -43,19 +37,16 @@ const bob = (): string => `http://127.0.0.1:${ports.bob}`;
 beforeAll(async () => {
   ports = { waker: await freePort(), alice: await freePort(), bob: await freePort() };
   site = await startFixture();
-  ({ personasDir } = makePersonas({
-    alice: `PORT=${ports.alice}\nMODE=sleepy\nIDLE_TIMEOUT=600\n`,
-    bob: `PORT=${ports.bob}\nMODE=sleepy\nIDLE_TIMEOUT=600\n`,
+  ({ waker, env, personasDir } = await startFleet({
+    driver: 'process',
+    fleet: FLEET,
+    port: ports.waker,
+    personas: {
+      alice: `PORT=${ports.alice}\nMODE=sleepy\nIDLE_TIMEOUT=600\n`,
+      bob: `PORT=${ports.bob}\nMODE=sleepy\nIDLE_TIMEOUT=600\n`,
+    },
+    env: { AUTH_FAILURES_PER_MINUTE: String(LIMIT) },
   }));
-  env = {
-    WAKER_DRIVER: 'process',
-    WAKER_PORT: String(ports.waker),
-    PERSONAS_DIR: personasDir,
-    FLEET_ID: FLEET,
-    REPO_ROOT: ROOT,
-    AUTH_FAILURES_PER_MINUTE: String(LIMIT),
-  };
-  waker = await startWaker(env);
 });
 
 afterAll(async () => {

@@ -6,15 +6,8 @@ import type { PersonaInfo } from '@persona-browser/contracts';
 import { personaListSchema } from '@persona-browser/contracts';
 import { ensurePersonaImage } from '@persona-browser/testkit/image';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
-import {
-  KEY,
-  ROOT,
-  call,
-  freePort,
-  makePersonas,
-  startWaker,
-  until,
-} from '@persona-browser/testkit/waker';
+import { KEY, call, freePort, startWaker, until } from '@persona-browser/testkit/waker';
+import { startFleet } from '@persona-browser/testkit/fleet';
 
 /**
  * Depths of sleep on the real engine: an idle persona goes paused → light → deep, each after
@@ -92,22 +85,19 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => site.listen(0, '0.0.0.0', r));
   sitePort = (site.address() as AddressInfo).port;
-  ports = { waker: await freePort(), lena: await freePort(), mona: await freePort() };
-  const { personasDir } = makePersonas({
-    lena: `PORT=${ports.lena}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
-    mona: `PORT=${ports.mona}\nMODE=sleepy\nIDLE_TIMEOUT=600\n`,
-  });
-  wakerEnv = {
-    WAKER_DRIVER: 'docker',
-    WAKER_PORT: String(ports.waker),
-    PERSONAS_DIR: personasDir,
-    PERSONA_IMAGE: image,
-    FLEET_ID: FLEET,
-    REPO_ROOT: ROOT,
-    WAKER_PAUSE_SECONDS: String(PAUSE_S),
-    LIGHT_SLEEP_SECONDS: String(LIGHT_S),
-  };
-  waker = await startWaker(wakerEnv);
+  const own = { waker: await freePort(), lena: await freePort(), mona: await freePort() };
+  ports = own;
+  ({ waker, env: wakerEnv } = await startFleet({
+    driver: 'docker',
+    fleet: FLEET,
+    port: own.waker,
+    image,
+    personas: {
+      lena: `PORT=${ports.lena}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
+      mona: `PORT=${ports.mona}\nMODE=sleepy\nIDLE_TIMEOUT=600\n`,
+    },
+    env: { WAKER_PAUSE_SECONDS: String(PAUSE_S), LIGHT_SLEEP_SECONDS: String(LIGHT_S) },
+  }));
 }, 16 * 60_000);
 
 afterAll(async () => {

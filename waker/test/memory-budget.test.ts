@@ -7,13 +7,13 @@ import type { ClientBrowser } from '@persona-browser/testkit/client-browser';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
 import {
   KEY,
-  ROOT,
   call,
   freePort,
   makePersonas,
   startWaker,
   until,
 } from '@persona-browser/testkit/waker';
+import { fleetEnv } from '@persona-browser/testkit/fleet';
 
 /**
  * The fleet's memory budget on a real process fleet (real workers, real Chromium). A first
@@ -31,16 +31,17 @@ let client: ClientBrowser | null = null;
 const views: WebSocket[] = [];
 
 const start = async (env: Record<string, string>): Promise<RunningWaker> =>
-  startWaker({
-    WAKER_DRIVER: 'process',
-    WAKER_PORT: String(ports.waker),
-    PERSONAS_DIR: personasDir,
-    FLEET_ID: FLEET,
-    REPO_ROOT: ROOT,
-    METRICS_INTERVAL: '1',
-    METRICS_WINDOW: '60',
-    ...env,
-  });
+  startWaker(
+    fleetEnv(
+      {
+        driver: 'process',
+        fleet: FLEET,
+        port: ports.waker,
+        env: { METRICS_INTERVAL: '1', METRICS_WINDOW: '60', ...env },
+      },
+      personasDir,
+    ),
+  );
 
 /**
  * A call with the key at the persona's own port (a harmless read): it wakes the persona if it

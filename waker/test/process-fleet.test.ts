@@ -12,15 +12,8 @@ import type { Fixture } from '@persona-browser/testkit/fixture';
 import { startFixture } from '@persona-browser/testkit/fixture';
 import { fleetPids, isAlive, workerPid } from '@persona-browser/testkit/fleet-procs';
 import type { Reply, RunningWaker } from '@persona-browser/testkit/waker';
-import {
-  KEY,
-  ROOT,
-  call,
-  freePort,
-  makePersonas,
-  startWaker,
-  until,
-} from '@persona-browser/testkit/waker';
+import { KEY, ROOT, call, freePort, until } from '@persona-browser/testkit/waker';
+import { startFleet } from '@persona-browser/testkit/fleet';
 
 /**
  * The waker with the `process` driver (a machine without Docker): real workers, real Chromium,
@@ -37,39 +30,38 @@ let blocker: net.Server;
 let site: Fixture;
 
 beforeAll(async () => {
-  ports = {
+  const own = {
     waker: await freePort(),
     alice: await freePort(),
     bob: await freePort(),
     busy: await freePort(),
   };
+  ports = own;
   // Something else already listens on busy's port.
   site = await startFixture();
   blocker = net.createServer();
-  await new Promise<void>((r) => blocker.listen(ports.busy, r));
-  const { root, personasDir } = makePersonas({
-    // alice's own BROWSER_SLOWMO beats the fleet's (the waker's environment, below).
-    alice: `PORT=${ports.alice}\nMODE=always-on\nNEWS_BASE_URL=${site.url}\nBROWSER_SLOWMO=120\nPB_TEST_CRASH_FILE=${CRASH_FILE}\n`,
-    bob: `PORT=${ports.bob}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
-    busy: `PORT=${ports.busy}\nMODE=always-on\n`,
-    dup: `PORT=${ports.alice}\nMODE=sleepy\nIDLE_TIMEOUT=5\n`,
-    own: `PORT=${ports.waker}\nMODE=always-on\n`,
-    noenv: null,
-    badmode: `PORT=${ports.busy}\nMODE=lazy\n`,
-  });
-  waker = await startWaker({
-    WAKER_DRIVER: 'process',
-    WAKER_PORT: String(ports.waker),
-    PERSONAS_DIR: personasDir,
-    FLEET_ID: FLEET,
-    // Workers run the checkout's build; the scratch root holds only the personas.
-    REPO_ROOT: ROOT,
-    METRICS_INTERVAL: '1',
-    METRICS_WINDOW: '20',
-    // The fleet's default of a worker setting: what a persona without its own gets.
-    BROWSER_SLOWMO: '150',
-  });
-  void root;
+  await new Promise<void>((r) => blocker.listen(own.busy, r));
+  ({ waker } = await startFleet({
+    driver: 'process',
+    fleet: FLEET,
+    port: own.waker,
+    personas: {
+      // alice's own BROWSER_SLOWMO beats the fleet's (the waker's environment, below).
+      alice: `PORT=${own.alice}\nMODE=always-on\nNEWS_BASE_URL=${site.url}\nBROWSER_SLOWMO=120\nPB_TEST_CRASH_FILE=${CRASH_FILE}\n`,
+      bob: `PORT=${own.bob}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
+      busy: `PORT=${own.busy}\nMODE=always-on\n`,
+      dup: `PORT=${own.alice}\nMODE=sleepy\nIDLE_TIMEOUT=5\n`,
+      own: `PORT=${own.waker}\nMODE=always-on\n`,
+      noenv: null,
+      badmode: `PORT=${own.busy}\nMODE=lazy\n`,
+    },
+    env: {
+      METRICS_INTERVAL: '1',
+      METRICS_WINDOW: '20',
+      // The fleet's default of a worker setting: what a persona without its own gets.
+      BROWSER_SLOWMO: '150',
+    },
+  }));
 });
 
 // Stopping the waker, after every test, leaves no worker, Xvfb or Chromium behind, and frees

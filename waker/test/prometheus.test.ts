@@ -6,14 +6,8 @@ import type { RunningPrometheus, Sample } from '@persona-browser/testkit/prometh
 import { familiesOf, metricNamesIn, startPrometheus } from '@persona-browser/testkit/prometheus';
 import { workerPid } from '@persona-browser/testkit/fleet-procs';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
-import {
-  KEY,
-  ROOT,
-  call,
-  freePort,
-  makePersonas,
-  startWaker,
-} from '@persona-browser/testkit/waker';
+import { KEY, ROOT, call, freePort } from '@persona-browser/testkit/waker';
+import { startFleet } from '@persona-browser/testkit/fleet';
 
 /**
  * A real Prometheus (Debian's, with a scrape config of its own and the key) scrapes a process
@@ -27,7 +21,7 @@ const W = 'persona_browser_worker_';
 
 let waker: RunningWaker;
 let prom: RunningPrometheus;
-let ports: Record<string, number>;
+let ports: { waker: number; alice: number; bob: number };
 
 const MONITORING = path.join(ROOT, 'docs', 'monitoring');
 const PROMTOOL = process.env.PROMTOOL_BIN ?? '/usr/bin/promtool';
@@ -36,19 +30,16 @@ const one = (v: Sample[]): number => (v.length === 1 ? (v[0]?.value ?? NaN) : Na
 
 beforeAll(async () => {
   ports = { waker: await freePort(), alice: await freePort(), bob: await freePort() };
-  const { personasDir } = makePersonas({
-    alice: `PORT=${ports.alice}\nMODE=always-on\n`,
-    bob: `PORT=${ports.bob}\nMODE=sleepy\nIDLE_TIMEOUT=600\n`,
-  });
-  waker = await startWaker({
-    WAKER_DRIVER: 'process',
-    WAKER_PORT: String(ports.waker),
-    PERSONAS_DIR: personasDir,
-    FLEET_ID: FLEET,
-    REPO_ROOT: ROOT,
-    METRICS_INTERVAL: '1',
-    METRICS_WINDOW: '20',
-  });
+  ({ waker } = await startFleet({
+    driver: 'process',
+    fleet: FLEET,
+    port: ports.waker,
+    personas: {
+      alice: `PORT=${ports.alice}\nMODE=always-on\n`,
+      bob: `PORT=${ports.bob}\nMODE=sleepy\nIDLE_TIMEOUT=600\n`,
+    },
+    env: { METRICS_INTERVAL: '1', METRICS_WINDOW: '20' },
+  }));
   await waker.waitState('alice', ['running'], 90_000);
   prom = await startPrometheus(
     [

@@ -4,15 +4,8 @@ import path from 'node:path';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import type { AddressInfo } from 'node:net';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
-import {
-  KEY,
-  ROOT,
-  call,
-  freePort,
-  makePersonas,
-  startWaker,
-  until,
-} from '@persona-browser/testkit/waker';
+import { KEY, ROOT, call, freePort, until } from '@persona-browser/testkit/waker';
+import { startFleet } from '@persona-browser/testkit/fleet';
 import { parseSiteChecks } from '../src/site-checks/schedule';
 
 /**
@@ -37,19 +30,17 @@ beforeAll(async () => {
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
   siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   const ports = { waker: await freePort(), alice: await freePort(), bob: await freePort() };
-  const { personasDir } = makePersonas({
-    alice:
-      `PORT=${ports.alice}\nMODE=always-on\nSOCIAL_BASE_URL=${siteUrl}\n` +
-      `SITE_CHECKS="social?handle=natgeo&wait_s=0@* * * * * *"\n`,
-    bob: `PORT=${ports.bob}\nMODE=sleepy\nIDLE_TIMEOUT=600\nSITE_CHECKS="nosuch@0 6 * * *"\n`,
-  });
-  waker = await startWaker({
-    WAKER_DRIVER: 'process',
-    WAKER_PORT: String(ports.waker),
-    PERSONAS_DIR: personasDir,
-    FLEET_ID: `sitecheck${process.pid}`,
-    REPO_ROOT: ROOT,
-  });
+  ({ waker } = await startFleet({
+    driver: 'process',
+    fleet: `sitecheck${process.pid}`,
+    port: ports.waker,
+    personas: {
+      alice:
+        `PORT=${ports.alice}\nMODE=always-on\nSOCIAL_BASE_URL=${siteUrl}\n` +
+        `SITE_CHECKS="social?handle=natgeo&wait_s=0@* * * * * *"\n`,
+      bob: `PORT=${ports.bob}\nMODE=sleepy\nIDLE_TIMEOUT=600\nSITE_CHECKS="nosuch@0 6 * * *"\n`,
+    },
+  }));
   await waker.waitState('alice', ['running'], 90_000);
 });
 

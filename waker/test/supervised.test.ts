@@ -16,23 +16,16 @@ import {
   freePort,
   makePersonas,
   sleep,
-  startWaker,
   until,
   wakerEnv,
 } from '@persona-browser/testkit/waker';
+import { startFleet } from '@persona-browser/testkit/fleet';
 
 /**
  * The waker's side of the supervisor: the status relay (`GET /api/supervisor`), the panel's
  * Updates section that reads it, and the watch that ends the waker and its workers when the
  * supervisor that started it is killed.
  */
-
-/** A fleet with no personas: enough for the relay and the panel. */
-function emptyFleet(): string {
-  const { personasDir } = makePersonas({});
-  fs.mkdirSync(personasDir, { recursive: true });
-  return personasDir;
-}
 
 describe('GET /api/supervisor and the Updates section', () => {
   let alone: RunningWaker;
@@ -42,21 +35,21 @@ describe('GET /api/supervisor and the Updates section', () => {
   // The relay with the real supervisor (its body, the panel's Updates section, a frozen
   // supervisor) is shown by supervisor/test/update.test.ts; here, the waker on its own.
   beforeAll(async () => {
-    const common = { WAKER_DRIVER: 'process', REPO_ROOT: ROOT };
-    alone = await startWaker({
-      ...common,
-      WAKER_PORT: String(await freePort()),
-      PERSONAS_DIR: emptyFleet(),
-      FLEET_ID: `salone${process.pid}`,
-    });
-    unreachable = await startWaker({
-      ...common,
-      WAKER_PORT: String(await freePort()),
-      PERSONAS_DIR: emptyFleet(),
-      FLEET_ID: `sgone${process.pid}`,
+    // Fleets with no personas: enough for the relay and the panel.
+    ({ waker: alone } = await startFleet({
+      driver: 'process',
+      fleet: `salone${process.pid}`,
+      port: await freePort(),
+      personas: {},
+    }));
+    ({ waker: unreachable } = await startFleet({
+      driver: 'process',
+      fleet: `sgone${process.pid}`,
+      port: await freePort(),
+      personas: {},
       // A port nobody listens on: a supervisor that is gone.
-      SUPERVISOR_URL: `http://127.0.0.1:${await freePort()}`,
-    });
+      env: { SUPERVISOR_URL: `http://127.0.0.1:${await freePort()}` },
+    }));
   });
 
   afterAll(async () => {

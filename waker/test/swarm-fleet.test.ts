@@ -18,16 +18,8 @@ import { step } from '@persona-browser/testkit/steps';
 import { startSwarmCluster } from '@persona-browser/testkit/swarm-cluster';
 import type { SwarmCluster, SwarmNode } from '@persona-browser/testkit/swarm-cluster';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
-import {
-  KEY,
-  ROOT,
-  call,
-  freePort,
-  makePersonas,
-  sleep,
-  startWaker,
-  until,
-} from '@persona-browser/testkit/waker';
+import { KEY, call, freePort, sleep, startWaker, until } from '@persona-browser/testkit/waker';
+import { startFleet } from '@persona-browser/testkit/fleet';
 
 const FLEET = `sw${process.pid}`;
 const IDLE_S = 600;
@@ -152,7 +144,7 @@ beforeAll(async () => {
     ...['--endpoint-mode', 'dnsrr', '--constraint', `node.hostname==${node(2).hostname}`],
     ...['--entrypoint', 'node', '--detach', image, '-e', SITE],
   ]);
-  ports = {
+  const own = {
     waker: await freePort(),
     alice: await freePort(),
     bob: await freePort(),
@@ -160,25 +152,29 @@ beforeAll(async () => {
     dave: await freePort(),
     eve: await freePort(),
   };
-  ({ personasDir } = makePersonas({
-    alice: `PORT=${ports.alice}\nMODE=always-on\nNODE=${node(0).hostname}\n`,
-    bob: `PORT=${ports.bob}\nMODE=always-on\nNODE=${node(1).hostname}\n`,
-    carol: `PORT=${ports.carol}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\nNODE=${node(2).hostname}\n`,
-    dave: `PORT=${ports.dave}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
-    eve: `PORT=${ports.eve}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\nPROXY_COUNTRY=DE\n`,
+  ports = own;
+  ({
+    waker,
+    env: wakerEnvironment,
+    personasDir,
+  } = await startFleet({
+    driver: 'swarm',
+    fleet: FLEET,
+    port: own.waker,
+    image,
+    personas: {
+      alice: `PORT=${ports.alice}\nMODE=always-on\nNODE=${node(0).hostname}\n`,
+      bob: `PORT=${ports.bob}\nMODE=always-on\nNODE=${node(1).hostname}\n`,
+      carol: `PORT=${ports.carol}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\nNODE=${node(2).hostname}\n`,
+      dave: `PORT=${ports.dave}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\n`,
+      eve: `PORT=${ports.eve}\nMODE=sleepy\nIDLE_TIMEOUT=${IDLE_S}\nPROXY_COUNTRY=DE\n`,
+    },
+    env: {
+      SWARM_NETWORK: overlay,
+      SWARM_DATA_DIR: path.join(dataRoot, '{node}'),
+      METRICS_INTERVAL: '2',
+    },
   }));
-  wakerEnvironment = {
-    WAKER_DRIVER: 'swarm',
-    WAKER_PORT: String(ports.waker),
-    PERSONAS_DIR: personasDir,
-    PERSONA_IMAGE: image,
-    FLEET_ID: FLEET,
-    REPO_ROOT: ROOT,
-    SWARM_NETWORK: overlay,
-    SWARM_DATA_DIR: path.join(dataRoot, '{node}'),
-    METRICS_INTERVAL: '2',
-  };
-  waker = await startWaker(wakerEnvironment);
 }, 20 * 60_000);
 
 afterAll(async () => {

@@ -3,7 +3,11 @@ import type { SupervisorStatus } from '@persona-browser/contracts';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { shown, sidewaysOverflow } from '@persona-browser/testkit/on-screen';
 import type { PanelServer } from '@persona-browser/testkit/panel-server';
-import { servePanel, supervisorStatus } from '@persona-browser/testkit/panel-server';
+import {
+  panelTestHooks,
+  servePanel,
+  supervisorStatus,
+} from '@persona-browser/testkit/panel-server';
 
 /**
  * The fleet panel's Updates card and the supervisor's remote (`remote` in GET /api/supervisor):
@@ -49,16 +53,7 @@ beforeAll(async () => {
   client = await launchClientBrowser();
 });
 
-// A script error in the panel fails the test during which it was thrown (or the first one,
-// when it was thrown while the panel was set up).
-afterEach(() => {
-  expect(scriptErrors.splice(0)).toEqual([]);
-});
-
-afterAll(async () => {
-  await client?.close();
-  await stand?.close();
-});
+panelTestHooks(scriptErrors, () => [client, stand]);
 
 async function openPanel(width: number): Promise<void> {
   page = await client.browser.newPage();

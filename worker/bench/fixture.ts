@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { listenLoopback } from './serve';
+import { listenLoopback } from '@persona-browser/testkit/loopback';
 
 /** The benchmark's fixture site on 127.0.0.1: a content-rich page and a page that freezes. */
 

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
-import { listenLoopback } from './serve';
+import { listenLoopback } from '@persona-browser/testkit/loopback';
 
 /**
  * The network-capture benchmark's own loopback site: a page that makes 200 requests, and a page

@@ -2,12 +2,10 @@ import type { ManagedPage } from '../src/browser/managed-page';
 import { Gestures } from '../src/human/gestures';
 import { planTyping } from '../src/human/keyboard-plan';
 import { seededRng } from '../src/human/random';
-import { createLogger } from '@persona-browser/service-kit';
 import type { Fixture } from '@persona-browser/testkit/fixture';
-import { startFixture } from '@persona-browser/testkit/fixture';
 import { until } from '@persona-browser/testkit/waker';
 import type { InProcessBrowser } from './in-process';
-import { startInProcessBrowser } from './in-process';
+import { startFixturePage } from './fixture-page';
 import { inMainWorld } from './main-world';
 
 /**
@@ -20,9 +18,7 @@ let site: Fixture;
 let mp: ManagedPage;
 
 beforeAll(async () => {
-  site = await startFixture();
-  browser = await startInProcessBrowser(createLogger({ secrets: [], level: 'error' }));
-  mp = await browser.navigator.requirePool().create('p');
+  ({ site, browser, mp } = await startFixturePage());
 });
 afterAll(async () => {
   await browser?.close();

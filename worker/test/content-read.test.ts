@@ -4,11 +4,10 @@ import { extractContent } from '../src/browser/page-actions';
 import { readPageHtml } from '../src/browser/page-html';
 import type { WireReply } from '../src/devtools/wire-commands';
 import { evaluatedStringPair } from '../src/devtools/wire-commands';
-import { createLogger } from '@persona-browser/service-kit';
 import type { Fixture } from '@persona-browser/testkit/fixture';
-import { AWKWARD_TITLE, startFixture } from '@persona-browser/testkit/fixture';
+import { AWKWARD_TITLE } from '@persona-browser/testkit/fixture';
 import type { InProcessBrowser } from './in-process';
-import { startInProcessBrowser } from './in-process';
+import { startFixturePage } from './fixture-page';
 import { inMainWorld } from './main-world';
 
 /**
@@ -24,9 +23,7 @@ let site: Fixture;
 let mp: ManagedPage;
 
 beforeAll(async () => {
-  site = await startFixture();
-  browser = await startInProcessBrowser(createLogger({ secrets: [], level: 'error' }));
-  mp = await browser.navigator.requirePool().create('p');
+  ({ site, browser, mp } = await startFixturePage());
   await mp.page.goto(site.url, { waitUntil: 'domcontentloaded' });
 });
 afterAll(async () => {

@@ -1,16 +1,12 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express from 'express';
 import Joi from 'joi';
 import { Navigator } from '../src/browser/navigator';
-import { Authenticator } from '../src/http/auth';
-import { errorHandler } from '../src/http/error-handler';
-import { mount } from '../src/http/mount';
-import { ResponseCheck } from '../src/http/response-check';
 import type { Route } from '../src/http/route';
 import { route } from '../src/http/route';
 import { envelope } from '../src/http/schemas';
+import type { LoopbackSite } from '@persona-browser/testkit/loopback';
 import { capturedLogger } from './captured-logger';
+import { serveRoutes } from './serve-routes';
 
 /**
  * A route's success reply as bytes on the wire, through the route layer and the response check
@@ -47,7 +43,7 @@ const routes: Route[] = [
 ];
 
 const logLines: Array<Record<string, unknown>> = [];
-let server: http.Server;
+let served: LoopbackSite | undefined;
 let port: number;
 
 beforeAll(async () => {
@@ -60,23 +56,11 @@ beforeAll(async () => {
     slowmoMs: 0,
     logger,
   });
-  const app = express();
-  app.set('etag', false);
-  app.use(new ResponseCheck(logger).middleware());
-  app.use(express.json());
-  const router = express.Router();
-  mount(router, routes, { navigator, auth: new Authenticator({ serviceKey: KEY, persona: null }) });
-  app.use(router);
-  app.use(errorHandler(logger));
-  server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  served = await serveRoutes(routes, { navigator, key: KEY, logger });
+  port = Number(new URL(served.url).port);
 });
 
-afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
-});
+afterAll(() => served?.close());
 
 interface Raw {
   status: number;

@@ -1,15 +1,10 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express from 'express';
 import type { Navigator } from '../src/browser/navigator';
-import { Authenticator } from '../src/http/auth';
-import { errorHandler } from '../src/http/error-handler';
-import { ResponseCheck } from '../src/http/response-check';
-import { mount } from '../src/http/mount';
 import type { Route } from '../src/http/route';
 import { heldRoute, route } from '../src/http/route';
 import { envelope } from '../src/http/schemas';
+import type { LoopbackSite } from '@persona-browser/testkit/loopback';
 import { capturedLogger } from './captured-logger';
+import { serveRoutes } from './serve-routes';
 import type { InProcessBrowser } from './in-process';
 import { startInProcessBrowser } from './in-process';
 
@@ -22,7 +17,7 @@ import { startInProcessBrowser } from './in-process';
 const KEY = 'route-errors-key';
 let browser: InProcessBrowser;
 let navigator: Navigator;
-let server: http.Server;
+let served: LoopbackSite | undefined;
 let base: string;
 const logLines: Array<Record<string, unknown>> = [];
 
@@ -77,21 +72,12 @@ beforeAll(async () => {
   browser = await startInProcessBrowser(logger);
   navigator = browser.navigator;
   await navigator.requirePool().create('p');
-  const app = express();
-  app.use(new ResponseCheck(logger).middleware());
-  app.use(express.json());
-  const router = express.Router();
-  mount(router, routes, { navigator, auth: new Authenticator({ serviceKey: KEY, persona: null }) });
-  app.use(router);
-  app.use(errorHandler(logger));
-  server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  served = await serveRoutes(routes, { navigator, key: KEY, logger });
+  base = served.url;
 });
 
 afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
+  await served?.close();
   await browser?.close();
 });
 

@@ -3,7 +3,12 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import Joi from 'joi';
 import type { MetricsBody, PersonaInfo, SleepDepth } from '@persona-browser/contracts';
-import { SLEEP_DEPTHS, SUPERVISOR_PATHS, WAKER_PATHS } from '@persona-browser/contracts';
+import {
+  SLEEP_DEPTHS,
+  SUPERVISOR_PATHS,
+  UPDATE_STEPS_MODULE,
+  WAKER_PATHS,
+} from '@persona-browser/contracts';
 import type { Logger } from '@persona-browser/service-kit';
 import type { Persona } from '../persona/persona';
 import type { FleetMcp } from './mcp';
@@ -455,6 +460,9 @@ export function createApp(deps: ApiDeps): express.Express {
   if (deps.mcp) app.use(deps.mcp.router());
   app.use('/vendor/uplot', express.static(deps.uplotDir, { index: false }));
   app.use('/ui', express.static(deps.uiDir, { index: false }));
+  app.get('/update-steps.js', (_req, res) => {
+    res.type('text/javascript').send(UPDATE_STEPS_MODULE);
+  });
   app.use(express.static(deps.panelDir));
   app.use('/api', (req, res) => {
     res.status(404).json(errorEnvelope(`No route ${req.method} ${req.originalUrl.split('?')[0]}`));

@@ -9,8 +9,8 @@ import { browserProcess, browserWire } from '../devtools/chromium-launcher';
 import { GuestMux } from '../devtools/guest-mux';
 import type { GuestCommand } from '../devtools/guest-policy';
 import { launchBrowser, takeStartupTab } from './launch';
+import type { LaunchOptions } from './launch';
 import { settleWindow } from './window-settle';
-import type { WorkArea } from '@persona-browser/xvfb';
 import { LeaseTable } from './leases';
 import type { PoolHooks } from './page-pool';
 import { MAX_PAGES, PagePool } from './page-pool';
@@ -18,23 +18,25 @@ import type { ManagedPage } from './managed-page';
 import type { PageTiming } from './timing';
 import { DEFAULT_TIMING } from './timing';
 
-export interface NavigatorOptions {
+/**
+ * How the browser is launched, as browser/launch.ts takes it (the window placed and sized on the
+ * work area as a maximised one; the switches and environment of a proxy identity:
+ * worker/src/identity/apply.ts), and what the navigator adds around it.
+ */
+export interface NavigatorOptions extends Pick<
+  LaunchOptions,
+  | 'executablePath'
+  | 'profileDir'
+  | 'display'
+  | 'window'
+  | 'gpu'
+  | 'devtoolsPort'
+  | 'noSandbox'
+  | 'extraArgs'
+  | 'extraEnv'
+> {
   /** What the persona gives away by its settings (a UTC clock...): the status lists them. */
   warnings?: readonly string[];
-  executablePath: string;
-  profileDir: string;
-  display: string | null;
-  /** The display's work area: the window is placed and sized on it as a maximised one. */
-  window?: WorkArea;
-  /** `dri`: draw on the machine's GPU; null: in software (browser/launch.ts graphicsArgs). */
-  gpu?: 'dri' | null;
-  /** Serve DevTools on this localhost port beside the pipe (0: any free one). */
-  devtoolsPort?: number | null;
-  /** Run Chromium without its sandbox (CHROME_NO_SANDBOX). */
-  noSandbox?: boolean;
-  /** More Chromium switches and environment (a proxy identity's: worker/src/identity/apply.ts). */
-  extraArgs?: string[];
-  extraEnv?: Record<string, string>;
   /** The system pages tell instead of the machine's (BROWSER_PLATFORM); null: the real one. */
   platform?: PlatformName | null;
   /** The brand pages claim (BROWSER_BRAND); `real` (the default) tells the browser's own. */

@@ -1,9 +1,10 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** A stand-in site on loopback, for the tests and benchmarks. */
 export interface LoopbackSite {
   url: string;
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 /** Listens on an ephemeral loopback port; `close` drops open connections first. */
