@@ -38,19 +38,14 @@ export interface RecordingMeta {
   missing: string | null;
 }
 
-export interface RecordingSummary {
-  id: string;
-  kind: RecordingKind;
-  plugin: string;
-  page_id: string;
-  time: string;
-  duration_ms: number;
-  outcome: string;
-  frames: number;
-  /** Bytes of its files. */
-  size: number;
-  missing: string | null;
-}
+/**
+ * A recording as the list shows it: its meta's headline fields (empty where a meta.json cannot
+ * be read) and the bytes of its files.
+ */
+export type RecordingSummary = Pick<
+  RecordingMeta,
+  'id' | 'kind' | 'plugin' | 'page_id' | 'time' | 'duration_ms' | 'frames' | 'missing'
+> & { outcome: RecordingOutcome | ''; size: number };
 
 const text = (v: unknown): v is string => typeof v === 'string';
 
