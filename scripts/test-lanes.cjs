@@ -128,8 +128,11 @@ function runLane(name, files, jestArgs, prefix) {
     const out = stream === child.stdout ? process.stdout : process.stderr;
     readline.createInterface({ input: stream }).on('line', (line) => out.write(`${tag}${line}\n`));
   }
+  const started = Date.now();
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
+      const s = Math.round((Date.now() - started) / 1000);
+      process.stdout.write(`test-lanes: ${name}: ${files.length} files done in ${s} s\n`);
       let result = null;
       try {
         result = JSON.parse(fs.readFileSync(timings, 'utf8'));
