@@ -172,7 +172,11 @@ describe('lease table', () => {
     expect(renewed).toBeGreaterThan(before);
     expect(renewed).toBeLessThanOrEqual(TTL);
     expect((await w.call('POST', `/api/v1/ops/${back}/extract-content`)).status).toBe(423);
-    while ((await entry(back)).leased) await sleep(50);
+    await until(
+      async () => ((await entry(back)).leased ? null : true),
+      TTL * 1000 + 10_000,
+      `the lease on ${back} to lapse`,
+    );
     const heldMs = Date.now() - usedAt;
     // Not before ttl after the last use (counted from before that call even started)…
     expect(heldMs).toBeGreaterThanOrEqual(TTL * 1000);
