@@ -2,11 +2,14 @@
 /**
  * The test run of `npm test`: every jest file, in two lanes side by side.
  *
- * - The engine lane holds every file that needs the Docker engine (its image, its Swarm test
- *   cluster, a fault proxy in front of it), one after the other as before: those files spend
+ * - The engine lane first runs every file that needs the Docker engine (its image, its Swarm
+ *   test cluster, a fault proxy in front of it), one after the other as before: those files spend
  *   most of their time waiting on the engine, and two of them at once would share its state.
- * - The host lane holds the rest; the files are split between the lanes so that both end at
- *   about the same time, by each file's seconds in the last measured run (.ci/test-seconds.json).
+ * - The other files wait in a queue, slowest first (by each file's seconds in the last measured
+ *   run, .ci/test-seconds.json). The host lane takes a chunk of it at once, the engine lane once
+ *   its own files are done; each lane takes the next chunk when its run ends, and the chunks
+ *   shrink as the queue does. So both lanes end close together even when a lane starts late (the
+ *   first engine file waits for the image build .ci/run started) or the figures are off.
  * - A file named in SOLO runs alone, once both lanes are done: it measures the machine.
  *
  * The packages are built once, before the lanes (their jest runs skip the global build). Each
@@ -21,6 +24,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
+const { setTimeout, clearTimeout } = require('node:timers');
+const { printFailure } = require('../testkit/summary-reporter.cjs');
 
 const ROOT = path.resolve(__dirname, '..');
 const SECONDS_FILE = path.join(ROOT, '.ci', 'test-seconds.json');
@@ -80,43 +85,58 @@ function knownSeconds() {
 /** The seconds of a file not measured yet: most files take a few. */
 const UNMEASURED_S = 5;
 
+/** A chunk of the queue is at least this many seconds of files (each jest run costs ~3 s). */
+const MIN_CHUNK_S = 60;
+
 /**
- * The lanes: engine files in the first, SOLO files apart, and the rest, slowest first, each to
- * the lane that ends sooner.
+ * The plan: engine files first in the engine lane, SOLO files apart, and the rest in a queue,
+ * slowest first, from which each lane takes a chunk whenever it is free.
  */
 function plan(files, lanes) {
   const seconds = knownSeconds();
   const cost = (file) => seconds[rel(file)] ?? UNMEASURED_S;
   const solo = files.filter((f) => SOLO[rel(f)]);
   const rest = files.filter((f) => !SOLO[rel(f)]);
-  if (lanes === 1) return { lanes: [{ name: 'all', files: rest, s: 0 }], solo };
-  const engine = { name: 'engine', files: [], s: 0 };
-  const host = { name: 'host', files: [], s: 0 };
-  const free = [];
-  for (const f of rest) {
-    if (usesEngine(f)) {
-      engine.files.push(f);
-      engine.s += cost(f);
-    } else free.push(f);
-  }
-  free.sort((a, b) => cost(b) - cost(a));
-  for (const f of free) {
-    const lane = engine.s < host.s ? engine : host;
-    lane.files.push(f);
-    lane.s += cost(f);
-  }
-  return { lanes: [engine, host], solo };
+  if (lanes === 1) return { lanes: [{ name: 'all', files: rest }], queue: [], solo, cost };
+  const engine = rest.filter(usesEngine);
+  const queue = rest.filter((f) => !usesEngine(f)).sort((a, b) => cost(b) - cost(a));
+  const named = [
+    { name: 'engine', files: engine },
+    { name: 'host', files: [] },
+  ];
+  return { lanes: named, queue, solo, cost };
 }
 
-/** One jest run over the given files, its lines prefixed; resolves with its timings file. */
-function runLane(name, files, jestArgs, prefix) {
+/**
+ * The next chunk of the queue for a lane that is free: a quarter of what is left for each lane,
+ * never under MIN_CHUNK_S, so that the chunks shrink as the queue does and the lanes end close
+ * together, whichever started or ran late.
+ */
+function takeChunk(queue, cost, lanes) {
+  const left = queue.reduce((acc, f) => acc + cost(f), 0);
+  const target = Math.max(MIN_CHUNK_S, left / (4 * lanes));
+  const chunk = [];
+  let s = 0;
+  while (queue.length && s < target) {
+    const f = queue.shift();
+    chunk.push(f);
+    s += cost(f);
+  }
+  return chunk;
+}
+
+/** A jest run that has reported its results gets this long to exit by itself. */
+const EXIT_GRACE_MS = 30_000;
+
+/** One jest run over the given files, its lines prefixed; resolves with its results. */
+function runJest(name, files, jestArgs, prefix) {
   // Patterns chose the files already; the lanes take jest's options only.
   const options = jestArgs.filter((a) => a.startsWith('-'));
   const timings = path.join(os.tmpdir(), `test-lanes-${process.pid}-${name}.json`);
   fs.rmSync(timings, { force: true });
   const args = [jestBin, '--runInBand', '--runTestsByPath', ...files, ...options];
   const env = { ...process.env, PERSONA_TESTS_BUILT: '1', JEST_TIMINGS_OUT: timings };
-  // Each run its own cache: two jest processes would otherwise write the same map.
+  // Each lane its own cache: two jest processes would otherwise write the same map.
   args.push('--cacheDirectory', path.join(os.tmpdir(), `jest-lane-${name}`));
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
@@ -124,13 +144,22 @@ function runLane(name, files, jestArgs, prefix) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const tag = prefix ? `[${name}] ` : '';
+  let killed = null;
   for (const stream of [child.stdout, child.stderr]) {
     const out = stream === child.stdout ? process.stdout : process.stderr;
-    readline.createInterface({ input: stream }).on('line', (line) => out.write(`${tag}${line}\n`));
+    readline.createInterface({ input: stream }).on('line', (line) => {
+      out.write(`${tag}${line}\n`);
+      // Jest's own words when a handle keeps it alive after its run: the results are in, so a
+      // run that never exits is ended rather than left to hold the lane for ever.
+      if (line.startsWith('Jest did not exit') && !killed) {
+        killed = setTimeout(() => child.kill('SIGTERM'), EXIT_GRACE_MS);
+      }
+    });
   }
   const started = Date.now();
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
+      if (killed) clearTimeout(killed);
       const s = Math.round((Date.now() - started) / 1000);
       process.stdout.write(`test-lanes: ${name}: ${files.length} files done in ${s} s\n`);
       let result = null;
@@ -140,29 +169,57 @@ function runLane(name, files, jestArgs, prefix) {
         // No timings: the run ended before its reporter did; counted as a failure below.
       }
       fs.rmSync(timings, { force: true });
-      resolve({ name, code, signal, result, files: files.length });
+      // Ended by us after its results were in: what it reported stands.
+      const ok = code === 0 || (signal === 'SIGTERM' && result !== null && result.failed === 0);
+      resolve({ name, code: ok ? 0 : (code ?? 1), signal, result, files: files.length });
     });
   });
+}
+
+/** A lane: its own files in one run, then chunks of the queue until it is empty. */
+async function runLane(lane, p, jestArgs, prefix, lanes) {
+  const started = Date.now();
+  const results = [];
+  if (lane.files.length) results.push(await runJest(lane.name, lane.files, jestArgs, prefix));
+  for (;;) {
+    const chunk = takeChunk(p.queue, p.cost, lanes);
+    if (!chunk.length) break;
+    results.push(await runJest(lane.name, chunk, jestArgs, prefix));
+  }
+  const files = results.reduce((acc, r) => acc + r.files, 0);
+  const s = Math.round((Date.now() - started) / 1000);
+  process.stdout.write(
+    `test-lanes: ${lane.name} lane: ${files} files in ${results.length} runs, ended after ${s} s\n`,
+  );
+  return results;
 }
 
 async function main() {
   const { lanes, record, dry, jestArgs } = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const p = plan(listTests(jestArgs), lanes);
-  const runs = p.lanes.filter((l) => l.files.length);
-  for (const l of runs) {
-    process.stdout.write(`test-lanes: ${l.name}: ${l.files.length} files, ~${Math.round(l.s)} s\n`);
+  const runs = p.lanes.filter((l, i) => l.files.length || (i > 0 && p.queue.length));
+  const estimate = (files) => Math.round(files.reduce((acc, f) => acc + p.cost(f), 0));
+  for (const l of p.lanes) {
+    if (!l.files.length) continue;
+    process.stdout.write(
+      `test-lanes: ${l.name}: ${l.files.length} files first, ~${estimate(l.files)} s\n`,
+    );
     if (dry) for (const f of l.files) process.stdout.write(`    ${rel(f)}\n`);
+  }
+  if (p.queue.length) {
+    process.stdout.write(`test-lanes: queue: ${p.queue.length} files, ~${estimate(p.queue)} s\n`);
+    if (dry) for (const f of p.queue) process.stdout.write(`    ${rel(f)}\n`);
   }
   if (dry) return;
   execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b'], {
     cwd: ROOT,
     stdio: 'inherit',
   });
-  const results = await Promise.all(
-    runs.map((l) => runLane(l.name, l.files, jestArgs, runs.length > 1)),
-  );
-  if (p.solo.length) results.push(await runLane('solo', p.solo, jestArgs, true));
+  const results = (
+    await Promise.all(runs.map((l) => runLane(l, p, jestArgs, runs.length > 1, runs.length)))
+  ).flat();
+  if (p.solo.length) results.push(await runJest('solo', p.solo, jestArgs, true));
 
   const timed = results.flatMap((r) => r.result?.files ?? []).sort((a, b) => b.s - a.s);
   const total = timed.reduce((acc, t) => acc + t.s, 0);
@@ -185,6 +242,7 @@ async function main() {
     failed += r.result.failed;
     skipped += r.result.skipped;
     for (const file of r.result.broken) process.stdout.write(`suite failed to run: ${file}\n`);
+    for (const f of r.result.failures ?? []) printFailure(f);
   }
   const wall = Math.round((Date.now() - started) / 1000);
   const tail = skipped ? `, ${skipped} skipped` : '';

@@ -10,6 +10,33 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const SLOWEST = 10;
+/** Lines of each failure's message kept for the closing list. */
+const FAILURE_LINES = 6;
+
+/**
+ * Each failed test as `file › test name`, with the first lines of its message: a CI log is often
+ * read only at its end, and when lanes run side by side a lane's own summary is far above it.
+ */
+function failuresOf(results) {
+  const ESC = String.fromCharCode(27);
+  const plain = (text) =>
+    text
+      .split(ESC)
+      .map((part, i) => (i ? part.replace(/^\[[0-9;]*m/, '') : part))
+      .join('');
+  return results.testResults.flatMap((file) =>
+    file.testResults
+      .filter((t) => t.status === 'failed')
+      .map((t) => ({
+        test: `${path.relative(process.cwd(), file.testFilePath)} › ${t.fullName}`,
+        message: plain(t.failureMessages.join('\n'))
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean)
+          .slice(0, FAILURE_LINES),
+      })),
+  );
+}
 
 class SummaryReporter {
   onRunComplete(_contexts, results) {
@@ -25,7 +52,11 @@ class SummaryReporter {
       const files = timed.map((t) => ({ file: path.relative(process.cwd(), t.file), s: t.s }));
       const passed = results.numPassedTests;
       const unrun = broken.map((f) => path.relative(process.cwd(), f));
-      fs.writeFileSync(out, JSON.stringify({ files, passed, failed, skipped, broken: unrun }));
+      const failures = failuresOf(results);
+      fs.writeFileSync(
+        out,
+        JSON.stringify({ files, passed, failed, skipped, broken: unrun, failures }),
+      );
       return;
     }
     if (timed.length) {
@@ -37,8 +68,16 @@ class SummaryReporter {
       }
     }
     for (const file of broken) process.stdout.write(`suite failed to run: ${file}\n`);
+    for (const f of failuresOf(results)) printFailure(f);
     const tail = skipped ? `, ${skipped} skipped` : '';
     process.stdout.write(`\njest: ${results.numPassedTests} passed, ${failed} failed${tail}\n`);
   }
 }
+
+/** One failed test, as the closing lines list it. */
+function printFailure(f) {
+  process.stdout.write(`failed: ${f.test}\n`);
+  for (const line of f.message) process.stdout.write(`    ${line}\n`);
+}
 module.exports = SummaryReporter;
+module.exports.printFailure = printFailure;

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import Docker from 'dockerode';
 import { DockerFaults, ENGINE_SOCKET } from '@persona-browser/testkit/docker-faults';
-import { TEST_IMAGE } from '@persona-browser/testkit/image';
+import { TEST_IMAGE, ensurePersonaImage } from '@persona-browser/testkit/image';
 
 /**
  * The test kit's fault proxy on the Docker socket, against the real engine: each kind of fault
@@ -107,10 +107,12 @@ function nextEvent(
 }
 
 beforeAll(async () => {
+  // The sleepers run the persona image: built here when this file runs first, or alone.
+  await ensurePersonaImage();
   faults = await DockerFaults.start();
   docker = new Docker({ socketPath: faults.socketPath });
   idle = await runSleeper('idle');
-}, 60_000);
+}, 20 * 60_000);
 
 afterEach(() => faults.clear());
 

@@ -200,23 +200,32 @@ describe('waker with the docker driver', () => {
     try {
       const page = await viewer.newPage();
       await page.goto(`http://127.0.0.1:${ports.bob}/vnc/#key=${KEY}`);
-      const screen = await page.waitForFunction(
-        () => {
-          const c = document.querySelector<HTMLCanvasElement>('#screen canvas');
-          if (!c || c.width < 100) return null;
-          const data = (c.getContext('2d') as CanvasRenderingContext2D).getImageData(
-            0,
-            0,
-            c.width,
-            c.height,
-          ).data;
-          const colours = new Set<number>();
-          for (let i = 0; i < data.length; i += 4 * 997)
-            colours.add(data[i]! * 65536 + data[i + 1]! * 256 + data[i + 2]!);
-          return colours.size > 1 ? { w: c.width, h: c.height } : null;
-        },
-        { timeout: 90_000, polling: 500 },
-      );
+      const screen = await page
+        .waitForFunction(
+          () => {
+            const c = document.querySelector<HTMLCanvasElement>('#screen canvas');
+            if (!c || c.width < 100) return null;
+            const data = (c.getContext('2d') as CanvasRenderingContext2D).getImageData(
+              0,
+              0,
+              c.width,
+              c.height,
+            ).data;
+            const colours = new Set<number>();
+            for (let i = 0; i < data.length; i += 4 * 997)
+              colours.add(data[i]! * 65536 + data[i + 1]! * 256 + data[i + 2]!);
+            return colours.size > 1 ? { w: c.width, h: c.height } : null;
+          },
+          { timeout: 90_000, polling: 500 },
+        )
+        .catch(async (err: unknown) => {
+          // What the person would have seen instead of the screen, and where bob was meanwhile.
+          const shown = await page.evaluate(() => document.body.innerText).catch(String);
+          const state = (await waker.persona('bob')).state;
+          throw new Error(
+            `no screen drawn in 90 s (${String(err)}); bob is ${state}; the page shows: ${shown.slice(0, 300)}`,
+          );
+        });
       expect(await screen.jsonValue()).toEqual({ w: 1920, h: 1080 });
       // The open viewer is activity: well past IDLE_TIMEOUT, bob is still up.
       // Time itself is tested: awake past the idle time.
