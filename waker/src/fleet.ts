@@ -1,10 +1,9 @@
 import type { CommitInfo, PersonaInfo } from '@persona-browser/contracts';
-import { SYSTEM_PATHS, getJson } from '@persona-browser/contracts';
 import type { IdentitySettings } from './config';
 import type { Address, InstanceHandle, RuntimeDriver } from './drivers/types';
 import os from 'node:os';
 import path from 'node:path';
-import { AuthGuard, isRecord } from '@persona-browser/service-kit';
+import { AuthGuard } from '@persona-browser/service-kit';
 import { AsleepAnswers } from './door/asleep';
 import { FrontDoor } from './door/front-door';
 import { WorkerDescriptions } from './door/worker-description';
@@ -18,6 +17,7 @@ import { Persona } from './persona/persona';
 import { StartGate, coresOfNodes } from './persona/start-gate';
 import type { PersonaSpec } from './persona/folders';
 import { discoverPersonas } from './persona/folders';
+import { workerPages } from './worker-client';
 
 export interface FleetOptions {
   personasDir: string;
@@ -326,8 +326,7 @@ export class Fleet {
     const address = persona.runningAddress();
     const state = { persona_state: persona.state };
     if (!address) return { total_pages: 0, pages: [], ...state };
-    const body = await getJson(address, SYSTEM_PATHS.pages, 5_000);
-    return { ...(isRecord(body) ? body : {}), ...state };
+    return { ...(await workerPages(address, 5_000)), ...state };
   }
 
   /** For the metrics sampler: each persona, the host pid of its worker's tree root, its worker. */

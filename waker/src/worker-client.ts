@@ -3,6 +3,7 @@ import type { PersonaClient, Result } from '@persona-browser/client';
 import { createPersonaClient, httpTransport, settle } from '@persona-browser/client';
 import type { CommitInfo, NavigatorStatus, PingResult } from '@persona-browser/contracts';
 import { HttpStatusError, navigatorStatusSchema, pingSchema } from '@persona-browser/contracts';
+import { isRecord } from '@persona-browser/service-kit';
 import type { Address } from './drivers/types';
 
 /**
@@ -98,4 +99,50 @@ export async function pingWorker(
 /** The commit the worker reports in its ping. */
 export async function pingCommit(address: Address): Promise<CommitInfo | null> {
   return (await pingWorker(address)).commit;
+}
+
+/**
+ * The worker's pool as it reports it (`status/pages`): read by the fleet panel's page picker, so
+ * held to no shape here beyond being an object (the panel reads the fields it knows).
+ */
+export async function workerPages(
+  address: Address,
+  timeoutMs: number,
+): Promise<Record<string, unknown>> {
+  const body: unknown = await dataOf(
+    settle(workerApi(address, timeoutMs).GET('/api/v1/system/status/pages')),
+  );
+  return isRecord(body) ? body : {};
+}
+
+/** The worker's own view of its browser's process tree (the answer, unchecked). */
+export async function workerProcessTree(
+  address: Address,
+  serviceKey: string | null,
+  timeoutMs: number,
+): Promise<unknown> {
+  const api = workerApi(address, timeoutMs, serviceKey);
+  return dataOf(settle(api.GET('/api/v1/system/process-tree')));
+}
+
+/** The worker's request counts for its last `hours` hours (the answer, unchecked). */
+export async function workerRequestCounts(
+  address: Address,
+  serviceKey: string | null,
+  hours: number,
+  timeoutMs: number,
+): Promise<unknown> {
+  const api = workerApi(address, timeoutMs, serviceKey);
+  return dataOf(settle(api.GET('/api/v1/system/requests', { params: { query: { hours } } })));
+}
+
+/** Hands the worker the whole list of this persona's revoked token ids. */
+export async function pushRevokedTokens(
+  address: Address,
+  serviceKey: string,
+  ids: string[],
+  timeoutMs: number,
+): Promise<void> {
+  const api = workerApi(address, timeoutMs, serviceKey);
+  await dataOf(settle(api.POST('/api/v1/system/revoked-tokens', { body: { ids } })));
 }

@@ -2,13 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
 import type { HostPort, HourRequests, RequestCountsBody } from '@persona-browser/contracts';
-import {
-  SYSTEM_PATHS,
-  getJson,
-  hourRequestsSchema,
-  requestCountsBodySchema,
-} from '@persona-browser/contracts';
+import { hourRequestsSchema, requestCountsBodySchema } from '@persona-browser/contracts';
 import { MAX_HOURS, errnoCode, requestsPerHour } from '@persona-browser/service-kit';
+import { workerRequestCounts } from '../worker-client';
 
 /**
  * Request counts of a persona whose request log is on another node: asked of its worker while
@@ -31,12 +27,7 @@ export async function workerRequests(
   hours: number,
   timeoutMs = 5_000,
 ): Promise<HourRequests[]> {
-  const body = await getJson(
-    worker,
-    `${SYSTEM_PATHS.requests}?hours=${hours}`,
-    timeoutMs,
-    serviceKey ? { Authorization: `Bearer ${serviceKey}` } : {},
-  );
+  const body = await workerRequestCounts(worker, serviceKey, hours, timeoutMs);
   const checked: Joi.ValidationResult<RequestCountsBody> = requestCountsBodySchema.validate(body);
   if (checked.error) throw new Error(`invalid request counts: ${checked.error.message}`);
   // Written as the waker writes hours read from the files (the schema's ISO form has .000).

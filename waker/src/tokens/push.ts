@@ -1,7 +1,7 @@
 import type { Address } from '../drivers/types';
-import { SYSTEM_PATHS, requestJson } from '@persona-browser/contracts';
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage } from '@persona-browser/service-kit';
+import { pushRevokedTokens } from '../worker-client';
 import type { TokenStore } from './store';
 
 const TRIES = 3;
@@ -26,9 +26,7 @@ export class RevocationPush {
     let last: unknown = null;
     for (let attempt = 1; attempt <= TRIES; attempt++) {
       try {
-        await requestJson(address, 'POST', SYSTEM_PATHS.revokedTokens, { ids }, TIMEOUT_MS, {
-          authorization: `Bearer ${this.serviceKey}`,
-        });
+        await pushRevokedTokens(address, this.serviceKey, ids, TIMEOUT_MS);
         return;
       } catch (err) {
         last = err;
