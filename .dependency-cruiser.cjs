@@ -91,8 +91,47 @@ const folderRules = [
   to: { path: to },
 }));
 
+/** A package that imports none of ours (what it is, and why, in `comment`). */
+const standsAlone = (name, from, comment) => ({
+  name,
+  severity: 'error',
+  comment,
+  from,
+  to: { path: PKG },
+});
+
 module.exports = {
   forbidden: [
+    standsAlone(
+      'sdk-stands-alone',
+      { path: '^plugin-sdk/' },
+      'the plugin SDK is types and interfaces: it imports none of our packages',
+    ),
+    standsAlone(
+      'contracts-stand-alone',
+      { path: '^contracts/' },
+      'the wire contracts import none of our packages',
+    ),
+    standsAlone(
+      'service-kit-stands-alone',
+      { path: '^service-kit/' },
+      "the services' shared kit (auth, env, logger, lifecycle) imports none of our packages",
+    ),
+    standsAlone(
+      'ui-stands-alone',
+      { path: '^ui/' },
+      "ui/ is the panels' shared stylesheet and browser helpers: it imports nothing of ours",
+    ),
+    standsAlone(
+      'xvfb-standalone',
+      { path: '^xvfb/' },
+      'xvfb/ is the display layer: it knows nothing of the worker or the fleet',
+    ),
+    standsAlone(
+      'client-stands-alone',
+      { path: '^client/', pathNot: '^client/test/' },
+      'client/ is what users install: it imports none of our packages',
+    ),
     ...noRelativeEscapes,
     ...workerLayerRules,
     ...folderRules,
@@ -120,43 +159,6 @@ module.exports = {
       to: { pathNot: `^plugins/|${PKG}plugin-sdk(/|$)` },
     },
     {
-      name: 'sdk-stands-alone',
-      severity: 'error',
-      comment: 'the plugin SDK is types and interfaces: it imports none of our packages',
-      from: { path: '^plugin-sdk/' },
-      to: { path: PKG },
-    },
-    {
-      name: 'contracts-stand-alone',
-      severity: 'error',
-      comment: 'the wire contracts import none of our packages',
-      from: { path: '^contracts/' },
-      to: { path: PKG },
-    },
-    {
-      name: 'service-kit-stands-alone',
-      severity: 'error',
-      comment:
-        "the services' shared kit (auth, env, logger, lifecycle) imports none of our packages",
-      from: { path: '^service-kit/' },
-      to: { path: PKG },
-    },
-    {
-      name: 'ui-stands-alone',
-      severity: 'error',
-      comment:
-        "ui/ is the panels' shared stylesheet and browser helpers: it imports nothing of ours",
-      from: { path: '^ui/' },
-      to: { path: PKG },
-    },
-    {
-      name: 'xvfb-standalone',
-      severity: 'error',
-      comment: 'xvfb/ is the display layer: it knows nothing of the worker or the fleet',
-      from: { path: '^xvfb/' },
-      to: { path: PKG },
-    },
-    {
       name: 'mcp-through-client',
       severity: 'error',
       comment:
@@ -177,13 +179,6 @@ module.exports = {
         dependencyTypesNot: ['type-only'],
         path: '^(node:)?(http|https|net)$',
       },
-    },
-    {
-      name: 'client-stands-alone',
-      severity: 'error',
-      comment: 'client/ is what users install: it imports none of our packages',
-      from: { path: '^client/', pathNot: '^client/test/' },
-      to: { path: PKG },
     },
     {
       name: 'client-tests-over-http',

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import { isAlive } from '@persona-browser/contracts';
 
 export { isAlive };
@@ -48,4 +49,19 @@ export function fleetPids(fleetId: string, persona?: string): number[] {
 /** The worker process itself (its group's leader) of one persona, or null while none runs. */
 export function workerPid(fleetId: string, persona: string): number | null {
   return fleetPids(fleetId, persona).find((pid) => pgidOf(pid) === pid) ?? null;
+}
+
+/**
+ * Resolves once `port` was listened on and closed again: the fleet let go of it (a persona's
+ * port still held rejects with EADDRINUSE).
+ */
+export async function portReleased(port: number | undefined): Promise<void> {
+  // Listening on no port would take any free one, and prove nothing.
+  if (!port) throw new Error('portReleased: no port given');
+  const probe = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen(port, resolve);
+  });
+  await new Promise((r) => probe.close(r));
 }

@@ -2,6 +2,7 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express from 'express';
+import type { Browser, Page } from 'puppeteer-core';
 import type { PersonaInfo, SupervisorStatus } from '@persona-browser/contracts';
 import { UPDATE_STEPS_MODULE } from '@persona-browser/contracts';
 
@@ -158,4 +159,23 @@ export function panelTestHooks(
   afterAll(async () => {
     for (const o of open()) await o?.close();
   });
+}
+
+/**
+ * The fleet panel at `base` in a new tab of `browser`, `width` wide, with `key` entered as a
+ * person enters it; each script error the page throws goes to `errors`.
+ */
+export async function openFleetPanel(
+  browser: Browser,
+  base: string,
+  o: { key: string; width: number; height?: number; errors: string[] },
+): Promise<Page> {
+  const page = await browser.newPage();
+  page.on('pageerror', (e) => o.errors.push(String(e)));
+  await page.setViewport({ width: o.width, height: o.height ?? 900 });
+  await page.goto(`${base}/`, { waitUntil: 'load' });
+  await page.waitForSelector('#key-input', { visible: true });
+  await page.type('#key-input', o.key);
+  await page.click('#key-save');
+  return page;
 }

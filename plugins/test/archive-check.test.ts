@@ -1,7 +1,6 @@
 import { readLogRows } from '@persona-browser/testkit/request-log-file';
-import type { RunningWorker } from '@persona-browser/testkit/worker';
-import { startWorker } from '@persona-browser/testkit/worker';
-import type { ArchiveSite, SeenRequest } from './fixtures/archive-site';
+import { useSiteWorker } from '@persona-browser/testkit/site-worker';
+import type { SeenRequest } from './fixtures/archive-site';
 import { startArchiveSite } from './fixtures/archive-site';
 
 /**
@@ -10,33 +9,24 @@ import { startArchiveSite } from './fixtures/archive-site';
  * anti-bot interstitial, validation before the page is touched, and the request log.
  */
 
-let w: RunningWorker;
-let site: ArchiveSite;
-
-beforeAll(async () => {
-  site = await startArchiveSite();
-  w = await startWorker({ env: { ARCHIVE_BASE_URL: site.url, PLUGIN_SEED: '11' } });
-  await w.waitInitialized();
-  const created = await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'a' } });
-  expect(created.status).toBe(200);
-});
-afterAll(async () => {
-  await w?.stop();
-  await site?.close();
+const file = useSiteWorker({
+  site: startArchiveSite,
+  env: (site) => ({ ARCHIVE_BASE_URL: site.url, PLUGIN_SEED: '11' }),
+  pages: ['a'],
 });
 
 const check = (body: Record<string, unknown>) =>
-  w.call<Record<string, any>>('POST', '/api/v1/a/plugin/archive/check', { body });
+  file.w.call<Record<string, any>>('POST', '/api/v1/a/plugin/archive/check', { body });
 
 /** What the site saw during `work`. */
 async function seenDuring(work: () => Promise<unknown>): Promise<SeenRequest[]> {
-  const before = site.seen.length;
+  const before = file.site.seen.length;
   await work();
-  return site.seen.slice(before);
+  return file.site.seen.slice(before);
 }
 
 const pageUrl = async (): Promise<string> => {
-  const r = await w.call<any>('GET', '/api/v1/system/status/pages');
+  const r = await file.w.call<any>('GET', '/api/v1/system/status/pages');
   return r.body.pages.find((p: { page_id: string }) => p.page_id === 'a').url as string;
 };
 
@@ -44,7 +34,7 @@ const ARCHIVED = 'https://example.com/articles/42?ref=home';
 const MISSING = 'https://example.org/never/saved';
 
 beforeAll(() => {
-  site.setArchived(ARCHIVED, [
+  file.site.setArchived(ARCHIVED, [
     { title: 'Article 42, as updated', text: 'The newer text.' },
     { title: 'Article 42', text: 'The first text.' },
   ]);
@@ -70,7 +60,7 @@ describe('archive/check', () => {
     ]);
     expect(documents[0]?.query).toEqual({ ref: 'home' });
     // The result list stays on screen for archive/get.
-    expect(await pageUrl()).toBe(`${site.url}/${ARCHIVED}`);
+    expect(await pageUrl()).toBe(`${file.site.url}/${ARCHIVED}`);
   });
 
   test('search_form pastes the URL into the home page’s search field', async () => {
@@ -93,7 +83,7 @@ describe('archive/check', () => {
     expect(search.query.fixture_pasted).toBe('1');
     // Ctrl+V is the only key pressed: no characters typed.
     expect(search.query.fixture_keys).toBe('0');
-    expect(await pageUrl()).toBe(`${site.url}/search/?${new URLSearchParams(search.query)}`);
+    expect(await pageUrl()).toBe(`${file.site.url}/search/?${new URLSearchParams(search.query)}`);
   });
 
   test('search_form types the URL key by key and finds it not archived', async () => {
@@ -122,22 +112,22 @@ describe('archive/check', () => {
 
   test('wtf when the page shows rows and "No results" at once, or neither', async () => {
     const both = 'https://example.net/contradicting';
-    site.setArchived(both, [{ title: 'Contradicting', text: 'text' }]);
-    site.setQuirk(both, 'contradicting');
+    file.site.setArchived(both, [{ title: 'Contradicting', text: 'text' }]);
+    file.site.setQuirk(both, 'contradicting');
     const r1 = await check({ url: both, direct_nav_probability: 1 });
     expect(r1.body).toMatchObject({ success: true, is_archived: true, wtf: true });
     const neither = 'https://example.net/blank';
-    site.setQuirk(neither, 'blank');
+    file.site.setQuirk(neither, 'blank');
     const r2 = await check({ url: neither, direct_nav_probability: 1 });
     expect(r2.body).toMatchObject({ success: true, is_archived: false, wtf: true });
   });
 });
 
 describe('the anti-bot interstitial', () => {
-  afterEach(() => site.setInterstitial(false));
+  afterEach(() => file.site.setInterstitial(false));
 
   test('is answered success:false saying so, by either way of asking', async () => {
-    site.setInterstitial(true);
+    file.site.setInterstitial(true);
     const direct = await check({ url: ARCHIVED, direct_nav_probability: 1 });
     expect(direct.status).toBe(200);
     expect(direct.body).toEqual({
@@ -157,25 +147,25 @@ describe('the anti-bot interstitial', () => {
   });
 
   test('its captcha traffic stays out of the network capture (the family blacklist)', async () => {
-    site.setInterstitial(true);
-    const mark = site.seen.length;
+    file.site.setInterstitial(true);
+    const mark = file.site.seen.length;
     await check({ url: ARCHIVED, direct_nav_probability: 1 });
     // The page's own calls happened, and the capture kept the challenge's status call…
     const captured = async (): Promise<Record<string, any>> =>
-      (await w.call<any>('GET', '/api/v1/ops/a/network')).body;
+      (await file.w.call<any>('GET', '/api/v1/ops/a/network')).body;
     const until = Date.now() + 10_000;
     let net = await captured();
     const urls = (): string[] => (net.http as Array<{ url: string }>).map((l) => l.url);
     const anchorSeen = (): boolean =>
-      site.seen.slice(mark).some((s) => s.path === '/recaptcha/api2/anchor');
+      file.site.seen.slice(mark).some((s) => s.path === '/recaptcha/api2/anchor');
     while (
-      !(urls().includes(`${site.url}/challenge/status`) && anchorSeen()) &&
+      !(urls().includes(`${file.site.url}/challenge/status`) && anchorSeen()) &&
       Date.now() < until
     ) {
       await new Promise((r) => setTimeout(r, 200));
       net = await captured();
     }
-    expect(urls()).toContain(`${site.url}/challenge/status`);
+    expect(urls()).toContain(`${file.site.url}/challenge/status`);
     expect(anchorSeen()).toBe(true);
     // …but not the captcha's.
     expect(urls().filter((u) => u.includes('/recaptcha/'))).toEqual([]);
@@ -186,7 +176,7 @@ describe('the anti-bot interstitial', () => {
 describe('validation', () => {
   test('runs before the page is touched', async () => {
     const where = await pageUrl();
-    const before = site.seen.length;
+    const before = file.site.seen.length;
     const bad = await check({ url: ARCHIVED, paste_probability: 1.5 });
     expect([bad.status, bad.body]).toEqual([
       400,
@@ -201,12 +191,12 @@ describe('validation', () => {
     expect([noUrl.status, noUrl.body.error]).toEqual([400, 'url is required']);
     const notUrl = await check({ url: 'archive me' });
     expect([notUrl.status, notUrl.body.error]).toEqual([400, 'url must be an http or https URL']);
-    expect(site.seen.length).toBe(before);
+    expect(file.site.seen.length).toBe(before);
     expect(await pageUrl()).toBe(where);
   });
 
   test('the plugin list describes the parameters as the API gives them', async () => {
-    const r = await w.call<any>('GET', '/api/v1/plugins', { auth: false });
+    const r = await file.w.call<any>('GET', '/api/v1/plugins', { auth: false });
     const descriptor = r.body.plugins.find((p: { name: string }) => p.name === 'archive/check');
     expect(descriptor).toMatchObject({
       methods: ['POST'],
@@ -218,14 +208,16 @@ describe('validation', () => {
       ['direct_nav_probability', 'number', false, 0.5],
       ['paste_probability', 'number', false, 0.9],
     ]);
-    const docs = await w.call<string>('GET', '/api/v1/plugins/archive/check/docs', { auth: false });
+    const docs = await file.w.call<string>('GET', '/api/v1/plugins/archive/check/docs', {
+      auth: false,
+    });
     expect(docs.status).toBe(200);
     expect(docs.body).toContain('direct_nav_probability');
   });
 });
 
 test('the request log has a start and an end row per call, kind plugin, name archive/check', async () => {
-  const before = readLogRows(w.dataDir).length;
+  const before = readLogRows(file.w.dataDir).length;
   expect((await check({ url: MISSING, direct_nav_probability: 1 })).status).toBe(200);
   expect((await check({})).status).toBe(400);
   // Each end row is written just after its reply has gone out: the previous test's last call
@@ -233,7 +225,7 @@ test('the request log has a start and an end row per call, kind plugin, name arc
   const fresh = async () => {
     const deadline = Date.now() + 5_000;
     for (;;) {
-      const all = readLogRows(w.dataDir);
+      const all = readLogRows(file.w.dataDir);
       const started = new Set(
         all
           .slice(before)

@@ -1,6 +1,5 @@
-import type { RunningWorker } from '@persona-browser/testkit/worker';
-import { startWorker } from '@persona-browser/testkit/worker';
-import type { ArchiveSite, SeenRequest } from './fixtures/archive-site';
+import { useSiteWorker } from '@persona-browser/testkit/site-worker';
+import type { SeenRequest } from './fixtures/archive-site';
 import { startArchiveSite } from './fixtures/archive-site';
 
 /**
@@ -12,35 +11,24 @@ import { startArchiveSite } from './fixtures/archive-site';
 /** How long a save is followed here (ARCHIVE_SAVE_WAIT_S): short, for the unfinished save. */
 const SAVE_WAIT_S = 6;
 
-let w: RunningWorker;
-let site: ArchiveSite;
-
-beforeAll(async () => {
-  site = await startArchiveSite();
-  w = await startWorker({
-    env: {
-      ARCHIVE_BASE_URL: site.url,
-      ARCHIVE_SAVE_WAIT_S: String(SAVE_WAIT_S),
-      PLUGIN_SEED: '5',
-    },
-  });
-  await w.waitInitialized();
-  const created = await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'a' } });
-  expect(created.status).toBe(200);
-});
-afterAll(async () => {
-  await w?.stop();
-  await site?.close();
+const file = useSiteWorker({
+  site: startArchiveSite,
+  env: (site) => ({
+    ARCHIVE_BASE_URL: site.url,
+    ARCHIVE_SAVE_WAIT_S: String(SAVE_WAIT_S),
+    PLUGIN_SEED: '5',
+  }),
+  pages: ['a'],
 });
 
 const run = (plugin: string, body: Record<string, unknown>) =>
-  w.call<Record<string, any>>('POST', `/api/v1/a/plugin/archive/${plugin}`, { body });
+  file.w.call<Record<string, any>>('POST', `/api/v1/a/plugin/archive/${plugin}`, { body });
 
 const lookUp = (url: string) => run('check', { url, direct_nav_probability: 1 });
 
 /** The saves the site received, as the URL each submitted. */
 const submitted = (since: number): string[] =>
-  site.seen
+  file.site.seen
     .slice(since)
     .filter((s: SeenRequest) => s.path === '/submit/')
     .map((s) => s.form?.url ?? '');
@@ -49,87 +37,87 @@ describe('archive/save', () => {
   test('from_check submits the "No results" page’s form and follows the save to its snapshot', async () => {
     const url = 'https://example.com/fresh/story?id=7';
     expect((await lookUp(url)).body).toMatchObject({ is_archived: false, wtf: false });
-    const mark = site.seen.length;
+    const mark = file.site.seen.length;
     const r = await run('save', { from_check: true });
-    const [snapshot] = site.snapshotsOf(url);
+    const [snapshot] = file.site.snapshotsOf(url);
     expect(snapshot).toBeDefined();
     expect(r.body).toEqual({
       success: true,
       page_id: 'a',
       url,
       from_check: true,
-      current_url: `${site.url}/${snapshot?.id}`,
+      current_url: `${file.site.url}/${snapshot?.id}`,
       message: 'Saved',
     });
     expect(submitted(mark)).toEqual([url]);
     // The progress page was shown (and reloaded) on the way.
-    expect(site.seen.slice(mark).filter((s) => s.path.startsWith('/wip/')).length).toBe(3);
+    expect(file.site.seen.slice(mark).filter((s) => s.path.startsWith('/wip/')).length).toBe(3);
     // The archive now lists it.
     expect((await lookUp(url)).body).toMatchObject({ is_archived: true, wtf: false });
   });
 
   test('without from_check starts from the home page’s save form', async () => {
     const url = 'https://example.com/another/page';
-    const mark = site.seen.length;
+    const mark = file.site.seen.length;
     const r = await run('save', { url });
-    const [snapshot] = site.snapshotsOf(url);
+    const [snapshot] = file.site.snapshotsOf(url);
     expect(r.body).toMatchObject({
       success: true,
       url,
       from_check: false,
-      current_url: `${site.url}/${snapshot?.id}`,
+      current_url: `${file.site.url}/${snapshot?.id}`,
       message: 'Saved',
     });
-    const paths = site.seen.slice(mark).map((s) => `${s.method} ${s.path}`);
+    const paths = file.site.seen.slice(mark).map((s) => `${s.method} ${s.path}`);
     expect(paths.slice(0, 2)).toEqual(['GET /', 'POST /submit/']);
     expect(submitted(mark)).toEqual([url]);
-    expect(site.seen.slice(mark).find((s) => s.path === '/submit/')?.form?.submitid).toBe(
+    expect(file.site.seen.slice(mark).find((s) => s.path === '/submit/')?.form?.submitid).toBe(
       'fixture-submit-id',
     );
   });
 
   test('answers "Save in progress" on the progress page when the archive is still working', async () => {
-    site.setSaveSteps(Infinity);
+    file.site.setSaveSteps(Infinity);
     try {
-      const mark = site.seen.length;
+      const mark = file.site.seen.length;
       const r = await run('save', { url: 'https://example.com/slow/to/save' });
       const answered = Date.now();
       expect(r.body).toMatchObject({ success: true, from_check: false });
       expect(r.body.message).toMatch(
         /^Save in progress: the archive was still working after \d+ s/,
       );
-      expect(r.body.current_url).toMatch(new RegExp(`^${site.url}/wip/\\w+$`));
+      expect(r.body.current_url).toMatch(new RegExp(`^${file.site.url}/wip/\\w+$`));
       // Followed for ARCHIVE_SAVE_WAIT_S from the submission, no less and not much more.
-      const submittedAt = site.seen.slice(mark).find((s) => s.path === '/submit/')?.at ?? 0;
+      const submittedAt = file.site.seen.slice(mark).find((s) => s.path === '/submit/')?.at ?? 0;
       expect((answered - submittedAt) / 1000).toBeGreaterThanOrEqual(SAVE_WAIT_S);
       expect((answered - submittedAt) / 1000).toBeLessThan(SAVE_WAIT_S + 4);
       // The progress page kept reloading meanwhile.
-      const wip = site.seen.slice(mark).filter((s) => s.path.startsWith('/wip/'));
+      const wip = file.site.seen.slice(mark).filter((s) => s.path.startsWith('/wip/'));
       expect(wip.length).toBeGreaterThanOrEqual(SAVE_WAIT_S - 1);
     } finally {
-      site.setSaveSteps(2);
+      file.site.setSaveSteps(2);
     }
   });
 
   test('from_check on a page that is not "No results" says what it expected and found', async () => {
     const url = 'https://example.com/already/there';
-    site.setArchived(url, [{ title: 'There', text: 'Already archived.' }]);
+    file.site.setArchived(url, [{ title: 'There', text: 'Already archived.' }]);
     await lookUp(url);
-    const mark = site.seen.length;
+    const mark = file.site.seen.length;
     const r = await run('save', { from_check: true });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       success: false,
       debug_id: expect.any(String),
       page_id: 'a',
-      error: `Expected the "No results" page left by archive/check, with its "archive this url" form, found a result list of 1 snapshot(s) at ${site.url}/${url}`,
+      error: `Expected the "No results" page left by archive/check, with its "archive this url" form, found a result list of 1 snapshot(s) at ${file.site.url}/${url}`,
     });
     expect(submitted(mark)).toEqual([]);
   });
 
   test('from_check with a url other than the one the form holds refuses to save', async () => {
     await lookUp('https://example.com/not/yet');
-    const mark = site.seen.length;
+    const mark = file.site.seen.length;
     const r = await run('save', { from_check: true, url: 'https://example.com/other' });
     expect(r.body).toEqual({
       success: false,
@@ -142,7 +130,7 @@ describe('archive/save', () => {
   });
 
   test('needs a url unless from_check, checked before the page is touched', async () => {
-    const mark = site.seen.length;
+    const mark = file.site.seen.length;
     for (const body of [{}, { from_check: false }]) {
       const r = await run('save', body);
       expect([r.status, r.body]).toEqual([
@@ -152,14 +140,14 @@ describe('archive/save', () => {
     }
     const get = await run('get', { from_check: 'maybe' });
     expect([get.status, get.body.error]).toEqual([400, 'from_check must be true or false']);
-    expect(site.seen.length).toBe(mark);
+    expect(file.site.seen.length).toBe(mark);
   });
 });
 
 describe('archive/get', () => {
   const url = 'https://example.com/news/2024/report';
   beforeAll(() => {
-    site.setArchived(url, [
+    file.site.setArchived(url, [
       { title: 'Report (corrected)', text: 'Corrected figures.\n\nSecond paragraph.' },
       { title: 'Report', text: 'First figures.' },
     ]);
@@ -167,21 +155,21 @@ describe('archive/get', () => {
 
   test('from_check opens the newest snapshot of the list the check left', async () => {
     expect((await lookUp(url)).body).toMatchObject({ is_archived: true });
-    const [newest] = site.snapshotsOf(url);
-    const mark = site.seen.length;
+    const [newest] = file.site.snapshotsOf(url);
+    const mark = file.site.seen.length;
     const r = await run('get', { from_check: true });
     expect(r.body).toEqual({
       success: true,
       page_id: 'a',
       url,
-      archive_url: `${site.url}/${newest?.id}`,
+      archive_url: `${file.site.url}/${newest?.id}`,
       page_title: 'Report (corrected)',
       page_content: 'Corrected figures.\n\nSecond paragraph.',
       message: 'Newest of 2 snapshots',
     });
     // Straight from the list to the snapshot: no second lookup.
     expect(
-      site.seen
+      file.site.seen
         .slice(mark)
         .map((s) => s.path)
         .filter((p) => !p.startsWith('/favicon')),
@@ -189,18 +177,18 @@ describe('archive/get', () => {
   });
 
   test('by url looks the URL up first', async () => {
-    await w.call('POST', '/api/v1/ops/a/navigate', { body: { url: 'about:blank' } });
-    const mark = site.seen.length;
+    await file.w.call('POST', '/api/v1/ops/a/navigate', { body: { url: 'about:blank' } });
+    const mark = file.site.seen.length;
     const r = await run('get', { url });
-    const [newest] = site.snapshotsOf(url);
+    const [newest] = file.site.snapshotsOf(url);
     expect(r.body).toMatchObject({
       success: true,
       url,
-      archive_url: `${site.url}/${newest?.id}`,
+      archive_url: `${file.site.url}/${newest?.id}`,
       page_title: newest?.title,
       page_content: newest?.text,
     });
-    const paths = site.seen
+    const paths = file.site.seen
       .slice(mark)
       .map((s) => s.path)
       .filter((p) => !p.startsWith('/favicon'));
@@ -227,12 +215,12 @@ describe('archive/get', () => {
       success: false,
       debug_id: expect.any(String),
       page_id: 'a',
-      error: `Expected the result list of snapshots left by archive/check, found the "No results" page at ${site.url}/https://example.com/nothing/here: the URL is not archived`,
+      error: `Expected the result list of snapshots left by archive/check, found the "No results" page at ${file.site.url}/https://example.com/nothing/here: the URL is not archived`,
     });
   });
 
   test('stops at the anti-bot interstitial and says so', async () => {
-    site.setInterstitial(true);
+    file.site.setInterstitial(true);
     try {
       const r = await run('get', { url });
       expect(r.body.success).toBe(false);
@@ -243,7 +231,7 @@ describe('archive/get', () => {
         /^Expected the archive's home page with its save form, found the archive's anti-bot/,
       );
     } finally {
-      site.setInterstitial(false);
+      file.site.setInterstitial(false);
     }
   });
 });

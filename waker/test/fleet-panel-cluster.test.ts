@@ -3,7 +3,12 @@ import type { PersonaInfo } from '@persona-browser/contracts';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { boxes, shown, shownTexts, sidewaysOverflow } from '@persona-browser/testkit/on-screen';
 import type { ClusterNode, PanelServer } from '@persona-browser/testkit/panel-server';
-import { clusterNode, persona, servePanel } from '@persona-browser/testkit/panel-server';
+import {
+  clusterNode,
+  openFleetPanel,
+  persona,
+  servePanel,
+} from '@persona-browser/testkit/panel-server';
 import { until } from '@persona-browser/testkit/waker';
 
 /**
@@ -122,12 +127,12 @@ afterAll(async () => {
 });
 
 async function openPanel(): Promise<Page> {
-  const page = await client.browser.newPage();
-  page.on('pageerror', (e) => scriptErrors.push(String(e)));
-  await page.setViewport({ width: 1280, height: 1000 });
-  await page.goto(`${stand.base}/`, { waitUntil: 'load' });
-  await page.type('#key-input', KEY);
-  await page.click('#key-save');
+  const page = await openFleetPanel(client.browser, stand.base, {
+    key: KEY,
+    width: 1280,
+    height: 1000,
+    errors: scriptErrors,
+  });
   await page.waitForSelector('tr[data-persona="dave"]');
   return page;
 }

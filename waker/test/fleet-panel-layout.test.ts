@@ -4,6 +4,7 @@ import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { boxes, sidewaysOverflow, spillingOut } from '@persona-browser/testkit/on-screen';
 import type { PanelServer } from '@persona-browser/testkit/panel-server';
 import {
+  openFleetPanel,
   panelTestHooks,
   persona,
   servePanel,
@@ -92,12 +93,11 @@ beforeAll(async () => {
     });
   });
   client = await launchClientBrowser();
-  page = await client.browser.newPage();
-  page.on('pageerror', (e) => scriptErrors.push(String(e)));
-  await page.setViewport({ width: 1280, height: 900 });
-  await page.goto(`${stand.base}/`, { waitUntil: 'load' });
-  await page.type('#key-input', KEY);
-  await page.click('#key-save');
+  page = await openFleetPanel(client.browser, stand.base, {
+    key: KEY,
+    width: 1280,
+    errors: scriptErrors,
+  });
   await page.waitForFunction(
     () =>
       document.querySelectorAll('tr[data-persona]').length === 3 &&

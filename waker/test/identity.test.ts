@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { IDENTITY_FILE, identitySchema, personaListSchema } from '@persona-browser/contracts';
@@ -11,10 +10,11 @@ import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { IdentityError, makeIdentity } from '../src/identity';
 import type { GeoipStandin } from '@persona-browser/testkit/geoip-standin';
 import { BERLIN, startGeoipStandin } from '@persona-browser/testkit/geoip-standin';
-import { fleetPids, workerPid } from '@persona-browser/testkit/fleet-procs';
+import { fleetPids, portReleased, workerPid } from '@persona-browser/testkit/fleet-procs';
 import type { Reply, RunningWaker } from '@persona-browser/testkit/waker';
 import { KEY, call, freePort, sleep, until } from '@persona-browser/testkit/waker';
 import { startFleet } from '@persona-browser/testkit/fleet';
+import { openFleetPanel } from '@persona-browser/testkit/panel-server';
 
 /**
  * Proxy identities end to end: the built waker (process driver, real workers and Chromium), a
@@ -379,13 +379,12 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
       expect(failing.proxy?.proxy_errors).toBeGreaterThan(0);
       const client = await launchClientBrowser();
       try {
-        const page = await client.browser.newPage();
         const errors: string[] = [];
-        page.on('pageerror', (e) => errors.push(String(e)));
-        await page.goto(`${waker.url}/`);
-        await page.waitForSelector('#key-input', { visible: true });
-        await page.type('#key-input', KEY);
-        await page.click('#key-save');
+        const page = await openFleetPanel(client.browser, waker.url, {
+          key: KEY,
+          width: 1280,
+          errors,
+        });
         await page.waitForSelector('tr[data-persona="de"] [data-field="proxy"] code');
         const cell = await page.$eval(
           'tr[data-persona="de"] [data-field="proxy"]',
@@ -513,11 +512,6 @@ describe('the waker gives sleepy personas with PROXY_COUNTRY a proxy identity', 
     expect(workerPid(FLEET, 'de')).not.toBeNull();
     expect(await waker.stop()).toBe(0);
     expect(fleetPids(FLEET)).toEqual([]);
-    const probe = net.createServer();
-    await new Promise<void>((resolve, reject) => {
-      probe.once('error', reject);
-      probe.listen(ports.de, resolve);
-    });
-    await new Promise((r) => probe.close(r));
+    await portReleased(ports.de);
   });
 });

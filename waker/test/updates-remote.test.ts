@@ -4,6 +4,7 @@ import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { shown, sidewaysOverflow } from '@persona-browser/testkit/on-screen';
 import type { PanelServer } from '@persona-browser/testkit/panel-server';
 import {
+  openFleetPanel,
   panelTestHooks,
   servePanel,
   supervisorStatus,
@@ -56,12 +57,11 @@ beforeAll(async () => {
 panelTestHooks(scriptErrors, () => [client, stand]);
 
 async function openPanel(width: number): Promise<void> {
-  page = await client.browser.newPage();
-  page.on('pageerror', (e) => scriptErrors.push(String(e)));
-  await page.setViewport({ width, height: 900 });
-  await page.goto(`${stand.base}/`, { waitUntil: 'load' });
-  await page.type('#key-input', KEY);
-  await page.click('#key-save');
+  page = await openFleetPanel(client.browser, stand.base, {
+    key: KEY,
+    width,
+    errors: scriptErrors,
+  });
   await page.waitForSelector('#updates-state[data-state="idle"]', { timeout: 20_000 });
 }
 

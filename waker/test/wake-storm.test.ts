@@ -23,6 +23,8 @@ const STORM = 20;
 const CONCURRENCY = 3;
 const TRACED_WORKER = path.join(ROOT, 'testkit', 'traced-echo-worker.cjs');
 const OPEN_GATE = process.env.WAKE_STORM_OPEN_GATE === '1';
+/** The gate both storms meet (WAKE_STORM_OPEN_GATE=1 opens it: the control, which must fail). */
+const STORM_GATE = { concurrency: OPEN_GATE ? 1000 : CONCURRENCY, queueS: 120, delayMs: 300 };
 
 interface TraceLine {
   persona: string;
@@ -142,11 +144,7 @@ afterEach(async () => {
 
 describe('a wake storm', () => {
   it('starts the workers at most WAKER_WAKE_CONCURRENCY at a time, and answers every caller', async () => {
-    const storm = await startStorm('a', {
-      concurrency: OPEN_GATE ? 1000 : CONCURRENCY,
-      queueS: 120,
-      delayMs: 300,
-    });
+    const storm = await startStorm('a', STORM_GATE);
     running = storm;
     // Prometheus' view of the gate, scraped all through the storm.
     const metrics = new FleetMetrics({
@@ -199,11 +197,7 @@ describe('a wake storm', () => {
   });
 
   it('wakes from light sleep take turns too: at most WAKER_WAKE_CONCURRENCY browsers start at once, in the workers that stayed', async () => {
-    const storm = await startStorm('l', {
-      concurrency: OPEN_GATE ? 1000 : CONCURRENCY,
-      queueS: 120,
-      delayMs: 300,
-    });
+    const storm = await startStorm('l', STORM_GATE);
     running = storm;
     expect((await callAll(storm)).map((r) => r.status)).toEqual(storm.ports.map(() => 200));
     const names = storm.fleet.list().map((p) => p.name);

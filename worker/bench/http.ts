@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { text } from 'node:stream/consumers';
 
 /** A minimal keep-alive HTTP client: the benchmark times the wire, not a client library. */
 
@@ -36,15 +37,10 @@ export function createClient(baseUrl: string, serviceKey: string, maxSockets = 3
       const req = http.request(
         { agent, hostname, port: Number(port), method, path: route, headers },
         (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', reject);
-          res.on('end', () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              text: Buffer.concat(chunks).toString('utf8'),
-              ms: performance.now() - started,
-            }),
+          text(res).then(
+            (body) =>
+              resolve({ status: res.statusCode ?? 0, text: body, ms: performance.now() - started }),
+            reject,
           );
         },
       );

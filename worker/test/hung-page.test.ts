@@ -1,7 +1,5 @@
-import type { Fixture } from '@persona-browser/testkit/fixture';
 import { startFixture } from '@persona-browser/testkit/fixture';
-import type { RunningWorker } from '@persona-browser/testkit/worker';
-import { startWorker } from '@persona-browser/testkit/worker';
+import { useSiteWorker } from '@persona-browser/testkit/site-worker';
 
 /**
  * A page whose renderer hangs (a script that never yields) must not take the worker or the
@@ -10,26 +8,16 @@ import { startWorker } from '@persona-browser/testkit/worker';
  */
 
 type Body = Record<string, any>;
-let w: RunningWorker;
-let site: Fixture;
+const file = useSiteWorker({ site: startFixture, pages: ['hung', 'same1', 'same2'] });
 
 beforeAll(async () => {
-  site = await startFixture();
-  w = await startWorker();
-  await w.waitInitialized();
-  for (const id of ['hung', 'same1', 'same2']) {
-    await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: id } });
-  }
+  const { w, site } = file;
   await w.call('POST', '/api/v1/ops/same1/navigate', { body: { url: `${site.url}/` } });
   await w.call('POST', '/api/v1/ops/same2/navigate', { body: { url: `${site.url}/second` } });
 });
-afterAll(async () => {
-  await w?.stop();
-  await site?.close();
-});
 
 async function stateOf(id: string): Promise<string | undefined> {
-  const r = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
+  const r = await file.w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
   return (r.body.pages as Body[]).find((p) => p.page_id === id)?.state as string | undefined;
 }
 
@@ -45,11 +33,11 @@ const isPng = (b64: unknown): boolean =>
   typeof b64 === 'string' && Buffer.from(b64, 'base64').subarray(1, 4).toString() === 'PNG';
 
 test('a call caught in the hang stops within seconds with a clear error, not at the protocol timeout', async () => {
-  await w.call('POST', '/api/v1/ops/hung/navigate', {
-    body: { url: `${site.url}/freeze-on-click` },
+  await file.w.call('POST', '/api/v1/ops/hung/navigate', {
+    body: { url: `${file.site.url}/freeze-on-click` },
   });
   // The press hangs the renderer: the rest of the click can never be delivered.
-  const r = await w.call<Body>('POST', '/api/v1/primitive/hung/click-element', {
+  const r = await file.w.call<Body>('POST', '/api/v1/primitive/hung/click-element', {
     body: { selector: '#freeze' },
   });
   expect(r.status).toBe(200);
@@ -70,7 +58,7 @@ test('calls on a stuck page answer at once; pages of the same site keep working'
     ['GET', '/api/v1/ops/hung/screenshot'],
     ['POST', '/api/v1/primitive/hung/press-enter'],
   ] as const) {
-    const r = await w.call<Body>(method, route);
+    const r = await file.w.call<Body>(method, route);
     expect({ route, status: r.status, body: r.body }).toEqual({
       route,
       status: 200,
@@ -79,11 +67,11 @@ test('calls on a stuck page answer at once; pages of the same site keep working'
     expect(r.ms).toBeLessThan(1_000);
   }
   for (const id of ['same1', 'same2']) {
-    const shot = await w.call<Body>('GET', `/api/v1/ops/${id}/screenshot`);
+    const shot = await file.w.call<Body>('GET', `/api/v1/ops/${id}/screenshot`);
     expect(shot.body.success).toBe(true);
     expect(isPng(shot.body.screenshot)).toBe(true);
     expect(shot.ms).toBeLessThan(5_000);
-    const read = await w.call<Body>('POST', `/api/v1/ops/${id}/extract-content`);
+    const read = await file.w.call<Body>('POST', `/api/v1/ops/${id}/extract-content`);
     expect(read.body).toMatchObject({ success: true });
     expect(read.ms).toBeLessThan(5_000);
   }
@@ -93,19 +81,19 @@ test('calls on a stuck page answer at once; pages of the same site keep working'
 
 test('a navigation stops the hung script and brings the page back', async () => {
   await waitFor('hung', 'stuck', 15_000);
-  const back = await w.call<Body>('POST', '/api/v1/ops/hung/navigate', {
-    body: { url: `${site.url}/second` },
+  const back = await file.w.call<Body>('POST', '/api/v1/ops/hung/navigate', {
+    body: { url: `${file.site.url}/second` },
   });
   expect(back.body).toMatchObject({
     success: true,
     status_code: 200,
-    final_url: `${site.url}/second`,
+    final_url: `${file.site.url}/second`,
   });
   await waitFor('hung', 'idle', 10_000);
-  const read = await w.call<Body>('POST', '/api/v1/ops/hung/extract-content');
+  const read = await file.w.call<Body>('POST', '/api/v1/ops/hung/extract-content');
   expect(read.body).toMatchObject({ success: true, title: 'Second page' });
   // The pointer was let go when the click was stopped: a new click on the page works.
-  const click = await w.call<Body>('POST', '/api/v1/primitive/hung/click-element', {
+  const click = await file.w.call<Body>('POST', '/api/v1/primitive/hung/click-element', {
     body: { selector: '#second' },
   });
   expect(click.body.success).toBe(true);
@@ -114,7 +102,7 @@ test('a navigation stops the hung script and brings the page back', async () => 
 test('a page waiting on a slow server is not stuck: the calls after its navigation work', async () => {
   // A new page (about:blank) going to the site waits 6 s for its answer: the health probe asks
   // meanwhile, and DevTools holds the question until the new document commits.
-  await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'slow' } });
+  await file.w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'slow' } });
   const states = new Set<string | undefined>();
   let navigating = true;
   const watch = (async () => {
@@ -123,14 +111,14 @@ test('a page waiting on a slow server is not stuck: the calls after its navigati
       await new Promise((r) => setTimeout(r, 200));
     }
   })();
-  const nav = await w.call<Body>('POST', '/api/v1/ops/slow/navigate', {
-    body: { url: `${site.url}/slow?ms=6000` },
+  const nav = await file.w.call<Body>('POST', '/api/v1/ops/slow/navigate', {
+    body: { url: `${file.site.url}/slow?ms=6000` },
   });
   navigating = false;
   await watch;
   expect(nav.body).toMatchObject({ success: true, status_code: 200 });
   expect(states.has('stuck')).toBe(false);
-  const read = await w.call<Body>('POST', '/api/v1/ops/slow/extract-content');
+  const read = await file.w.call<Body>('POST', '/api/v1/ops/slow/extract-content');
   expect(read.body).toMatchObject({ success: true });
   expect(read.body.content).toContain('after 6000 ms');
 });

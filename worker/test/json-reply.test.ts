@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { buffer } from 'node:stream/consumers';
 import Joi from 'joi';
 import { Navigator } from '../src/browser/navigator';
 import type { Route } from '../src/http/route';
@@ -74,15 +75,9 @@ function raw(method: string, path: string): Promise<Raw> {
     const req = http.request(
       { host: '127.0.0.1', port, method, path, headers: { authorization: `Bearer ${KEY}` } },
       (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            bytes: Buffer.concat(chunks),
-          }),
+        buffer(res).then(
+          (bytes) => resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes }),
+          reject,
         );
       },
     );

@@ -1,8 +1,6 @@
-import type { Fixture } from '@persona-browser/testkit/fixture';
 import { startFixture } from '@persona-browser/testkit/fixture';
 import { seeded } from '@persona-browser/testkit/seeded';
-import type { RunningWorker } from '@persona-browser/testkit/worker';
-import { startWorker } from '@persona-browser/testkit/worker';
+import { useSiteWorker } from '@persona-browser/testkit/site-worker';
 
 /**
  * Many clients on one page for a while, some taking leases: a lease is exclusive from the
@@ -26,19 +24,11 @@ const SEED = process.env.LEASE_RACE_SEED
   : Math.floor(Math.random() * 2 ** 32);
 if (!Number.isInteger(SEED))
   throw new Error(`LEASE_RACE_SEED is not an integer: ${process.env.LEASE_RACE_SEED}`);
-let w: RunningWorker;
-let site: Fixture;
+const file = useSiteWorker({ site: startFixture, pages: ['shared'] });
 
 beforeAll(async () => {
-  site = await startFixture();
-  w = await startWorker();
-  await w.waitInitialized();
-  await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'shared' } });
+  const { w, site } = file;
   await w.call('POST', '/api/v1/ops/shared/navigate', { body: { url: `${site.url}/` } });
-});
-afterAll(async () => {
-  await w?.stop();
-  await site?.close();
 });
 
 interface Tally {
@@ -72,7 +62,7 @@ test(
       const point = () => ({ x: 100 + random() * 800, y: 100 + random() * 400 });
       while (going()) {
         if (random() < 0.35) {
-          const lease = await w.call<Body>('POST', '/api/v1/ops/shared/lease', {
+          const lease = await file.w.call<Body>('POST', '/api/v1/ops/shared/lease', {
             body: { ttl: 30 },
           });
           if (lease.status !== 200) {
@@ -84,22 +74,24 @@ test(
           holder = n;
           tally.leases += 1;
           // The page must be ours alone now: nothing is running on it.
-          const pool = await w.call<Body>('GET', '/api/v1/system/status/pages', { auth: false });
+          const pool = await file.w.call<Body>('GET', '/api/v1/system/status/pages', {
+            auth: false,
+          });
           const entry = (pool.body.pages as Body[]).find((p) => p.page_id === 'shared');
           if (entry?.current_operation)
             tally.runningAtGrant.push(entry.current_operation as string);
-          const own = await w.call<Body>('POST', '/api/v1/primitive/shared/hover-position', {
+          const own = await file.w.call<Body>('POST', '/api/v1/primitive/shared/hover-position', {
             body: point(),
             lease: token,
           });
           expect(own.body.success).toBe(true);
           holder = null;
-          const freed = await w.call('DELETE', '/api/v1/ops/shared/lease', { lease: token });
+          const freed = await file.w.call('DELETE', '/api/v1/ops/shared/lease', { lease: token });
           expect(freed.status).toBe(200);
         } else {
           // A long-ish call (a curved mouse move takes most of a second): often running when
           // someone asks for a lease.
-          const r = await w.call<Body>('POST', '/api/v1/primitive/shared/hover-position', {
+          const r = await file.w.call<Body>('POST', '/api/v1/primitive/shared/hover-position', {
             body: point(),
           });
           if (r.status === 200 && r.body.success) tally.otherCallsRan += 1;

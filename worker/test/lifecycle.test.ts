@@ -1,21 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { startXvfb } from '@persona-browser/xvfb';
-import type { Fixture } from '@persona-browser/testkit/fixture';
 import { startFixture } from '@persona-browser/testkit/fixture';
+import { useSite } from '@persona-browser/testkit/site-worker';
 import { Observer } from '@persona-browser/testkit/observer';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { alive, browserPids, startWorker, xvfbPid } from '@persona-browser/testkit/worker';
 
 type Body = Record<string, any>;
-let site: Fixture;
-
-beforeAll(async () => {
-  site = await startFixture();
-});
-afterAll(async () => {
-  await site?.close();
-});
+const file = useSite(startFixture);
 
 describe('navigator states', () => {
   let w: RunningWorker;
@@ -31,7 +24,7 @@ describe('navigator states', () => {
   test('stop closes the browser and every page; the server keeps answering; start brings a fresh pool', async () => {
     await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'p' } });
     await w.call('POST', '/api/v1/ops/p/navigate', {
-      body: { url: `${site.url}/remember?v=kept` },
+      body: { url: `${file.site.url}/remember?v=kept` },
     });
     expect(browserPids(w).length).toBeGreaterThan(0);
     const stop = await w.call<Body>('GET', '/api/v1/system/stop');
@@ -66,7 +59,7 @@ describe('navigator states', () => {
     expect(up.body).toMatchObject({ initialized: true, page_count: 0 });
     // The profile is persistent: what the site stored before the restart is still there.
     await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'p' } });
-    await w.call('POST', '/api/v1/ops/p/navigate', { body: { url: `${site.url}/remember` } });
+    await w.call('POST', '/api/v1/ops/p/navigate', { body: { url: `${file.site.url}/remember` } });
     const content = await w.call<Body>('POST', '/api/v1/ops/p/extract-content');
     expect(content.body.title).toBe('stored:kept');
   });
@@ -91,7 +84,7 @@ describe('navigator states', () => {
     const browser = browserPids(w);
     await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'byhand' } });
     await w.call('POST', '/api/v1/ops/byhand/navigate', {
-      body: { url: `${site.url}/second?byhand` },
+      body: { url: `${file.site.url}/second?byhand` },
     });
     await w.call('POST', '/api/v1/ops/byhand/lease');
     // A person at the screen: another client of the same browser closes the tab.
@@ -131,7 +124,9 @@ describe('navigator states', () => {
 
   test('the window’s last tab closed by hand ends the browser as it would anyone’s; it comes back by itself', async () => {
     await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'last' } });
-    await w.call('POST', '/api/v1/ops/last/navigate', { body: { url: `${site.url}/second?last` } });
+    await w.call('POST', '/api/v1/ops/last/navigate', {
+      body: { url: `${file.site.url}/second?last` },
+    });
     const before = browserPids(w);
     const person = await Observer.attach(w);
     await (await person.page('?last')).close();
@@ -142,7 +137,9 @@ describe('navigator states', () => {
     expect(
       (await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'last' } })).status,
     ).toBe(200);
-    await w.call('POST', '/api/v1/ops/last/navigate', { body: { url: `${site.url}/second?back` } });
+    await w.call('POST', '/api/v1/ops/last/navigate', {
+      body: { url: `${file.site.url}/second?back` },
+    });
     const content = await w.call<Body>('POST', '/api/v1/ops/last/extract-content');
     expect(content.body.title).toBe('Second page');
     await w.call('DELETE', '/api/v1/ops/last/destroy-page');
@@ -255,7 +252,7 @@ describe('BROWSER_SLOWMO', () => {
     await w.waitInitialized();
     await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 's' } });
     const nav = await w.call<Body>('POST', '/api/v1/ops/s/navigate', {
-      body: { url: `${site.url}/` },
+      body: { url: `${file.site.url}/` },
     });
     expect(nav.body.success).toBe(true);
     const reads = [

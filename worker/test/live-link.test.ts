@@ -101,6 +101,13 @@ const waitLive = (page: Page): Promise<unknown> =>
     timeout: WAIT_MS,
   });
 
+/** Waits until the viewer says it is in control of `rec` (a live link takes over at once). */
+const inControl = (page: Page): Promise<unknown> =>
+  page.waitForFunction(
+    () => document.getElementById('mode')?.textContent === 'You are in control of rec',
+    { timeout: WAIT_MS },
+  );
+
 /** Waits until the viewer draws the screen: the display's size, and more than a blank canvas. */
 const screenShown = (page: Page): Promise<unknown> =>
   page.waitForFunction(
@@ -273,10 +280,7 @@ describe('ask-person’s live_url', () => {
     const secret = tokenOf(liveUrl);
     expect(sent.map((u) => u.split('#')[0]).filter((u) => u?.includes(secret))).toEqual([]);
     // Taken over at once, with the ask shown and one plain way to hand it back.
-    await page.waitForFunction(
-      () => document.getElementById('mode')?.textContent === 'You are in control of rec',
-      { timeout: WAIT_MS },
-    );
+    await inControl(page);
     expect(await page.$eval('#ask', (e) => e.textContent)).toContain(
       'Click the middle of the page',
     );
@@ -407,10 +411,7 @@ describe('a token session ends with its token', () => {
     const { ctx, page } = await newContext();
     await page.goto(`${w.url}/vnc/#token=${encodeURIComponent(t.token)}`, { waitUntil: 'load' });
     await waitLive(page);
-    await page.waitForFunction(
-      () => document.getElementById('mode')?.textContent === 'You are in control of rec',
-      { timeout: WAIT_MS },
-    );
+    await inControl(page);
     const gone = await watchDisconnect(page);
     // The server closes both: the bare client (which never polls) shows it is the server's doing.
     const closed = await raw();
@@ -431,10 +432,7 @@ describe('a token session ends with its token', () => {
     const { ctx, page } = await newContext();
     await page.goto(`${w.url}/vnc/#token=${encodeURIComponent(t.token)}`, { waitUntil: 'load' });
     await waitLive(page);
-    await page.waitForFunction(
-      () => document.getElementById('mode')?.textContent === 'You are in control of rec',
-      { timeout: WAIT_MS },
-    );
+    await inControl(page);
     const raw = await rawViewer(t.token);
     const gone = await watchDisconnect(page);
     const pushed = Date.now();

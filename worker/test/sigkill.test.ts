@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Fixture } from '@persona-browser/testkit/fixture';
 import { freePort, startFixture } from '@persona-browser/testkit/fixture';
+import { useSite } from '@persona-browser/testkit/site-worker';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { alive, browserPids, startWorker, xvfbPid } from '@persona-browser/testkit/worker';
 
@@ -12,14 +12,7 @@ import { alive, browserPids, startWorker, xvfbPid } from '@persona-browser/testk
  */
 
 type Body = Record<string, any>;
-let site: Fixture;
-
-beforeAll(async () => {
-  site = await startFixture();
-});
-afterAll(async () => {
-  await site?.close();
-});
+const file = useSite(startFixture);
 
 async function gone(pids: number[], timeoutMs: number): Promise<number[]> {
   const until = Date.now() + timeoutMs;
@@ -43,7 +36,7 @@ async function remember(w: RunningWorker, value: string | null): Promise<string>
   await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'mem' } });
   const query = value === null ? '' : `?v=${value}`;
   await w.call('POST', '/api/v1/ops/mem/navigate', {
-    body: { url: `${site.url}/remember${query}` },
+    body: { url: `${file.site.url}/remember${query}` },
   });
   const r = await w.call<Body>('POST', '/api/v1/ops/mem/extract-content');
   return r.body.title as string;
