@@ -10,10 +10,11 @@ import { metricsBodySchema, personaListSchema } from '@persona-browser/contracts
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import type { Fixture } from '@persona-browser/testkit/fixture';
 import { startFixture } from '@persona-browser/testkit/fixture';
-import { fleetPids, isAlive, workerPid } from '@persona-browser/testkit/fleet-procs';
+import { fleetPids, isAlive, portReleased, workerPid } from '@persona-browser/testkit/fleet-procs';
 import type { Reply, RunningWaker } from '@persona-browser/testkit/waker';
 import { KEY, ROOT, call, freePort, until } from '@persona-browser/testkit/waker';
 import { startFleet } from '@persona-browser/testkit/fleet';
+import { openFleetPanel } from '@persona-browser/testkit/panel-server';
 
 /**
  * The waker with the `process` driver (a machine without Docker): real workers, real Chromium,
@@ -72,12 +73,7 @@ afterAll(async () => {
     expect(fleetPids(FLEET).length).toBeGreaterThan(0);
     expect(await waker.stop()).toBe(0);
     expect(fleetPids(FLEET)).toEqual([]);
-    const probe = net.createServer();
-    await new Promise<void>((resolve, reject) => {
-      probe.once('error', reject);
-      probe.listen(ports.alice, resolve);
-    });
-    await new Promise((r) => probe.close(r));
+    await portReleased(ports.alice);
   }
   await new Promise((r) => blocker?.close(r));
 });
@@ -460,17 +456,44 @@ describe('waker with the process driver', () => {
     expect((await call(`${waker.url}/api/personas/zed/requests`)).status).toBe(404);
   });
 
+  test('a viewer opened with the key in its address comes back by itself when the worker restarts', async () => {
+    const client = await launchClientBrowser();
+    try {
+      const page = await client.browser.newPage();
+      await page.goto(`http://127.0.0.1:${ports.alice}/vnc/#key=${KEY}`, { waitUntil: 'load' });
+      const status = (state: string) =>
+        page.waitForFunction(
+          (s) => document.getElementById('status')?.dataset.state === s,
+          { timeout: 90_000 },
+          state,
+        );
+      await status('connected');
+      const before = workerPid(FLEET, 'alice');
+      // The new worker knows nothing of the old session: the viewer opens one with the key the
+      // address gave, without asking the person for it, and is live again.
+      const reopened = page.waitForResponse(
+        (r) => r.url().endsWith('/vnc/session') && r.request().method() === 'POST',
+        { timeout: 90_000 },
+      );
+      expect(
+        (await call(`${waker.url}/api/personas/alice/restart`, { method: 'POST' })).status,
+      ).toBe(200);
+      expect(workerPid(FLEET, 'alice')).not.toBe(before);
+      expect((await reopened).status()).toBe(200);
+      await status('connected');
+      expect(await page.$eval('#key-form', (f) => (f as HTMLFormElement).hidden)).toBe(true);
+      expect(await page.$eval('#status', (e) => e.textContent)).toBe('Live');
+    } finally {
+      await client.close();
+    }
+  });
+
   test('the fleet panel shows every persona of the real waker, and its buttons act', async () => {
     const client = await launchClientBrowser();
     const browser = client.browser;
     try {
-      const page = await browser.newPage();
       const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(String(e)));
-      await page.goto(`${waker.url}/`);
-      await page.waitForSelector('#key-input', { visible: true });
-      await page.type('#key-input', KEY);
-      await page.click('#key-save');
+      const page = await openFleetPanel(browser, waker.url, { key: KEY, width: 1280, errors });
       await page.waitForSelector('tr[data-persona="alice"][data-state="running"]');
       await page.waitForSelector('tr[data-persona="busy"][data-state="crashed"]');
       const live = await page.$eval('tr[data-persona="alice"] a[data-link="live"]', (a) =>

@@ -44,6 +44,13 @@ const state = {
   viaLink: false,
   /** The link's session has ended: nothing more to do here. */
   ended: false,
+  /**
+   * The key the address gave (#key=…), kept in memory only: a session it opened ends with its
+   * worker (the persona slept and woke), and the key opens the next one, as the panel's saved
+   * key does. A link's token is not reused: its session's end is the link's end.
+   * @type {string | null}
+   */
+  fragmentKey: null,
 };
 
 // ------------------------------------------------------------------ key out of the address bar
@@ -242,7 +249,7 @@ async function reconnect() {
   if (r.ok) return connect();
   if (r.status === 401 && state.viaLink) return linkEnded();
   if (r.status === 401) {
-    const saved = panelKey.read();
+    const saved = state.fragmentKey || panelKey.read();
     if (saved && (await openSession(saved))) return connect();
     state.control = null;
     renderControl();
@@ -389,6 +396,7 @@ async function begin() {
 
 async function start() {
   const key = takeKeyFromUrl();
+  if (!state.viaLink) state.fragmentKey = key;
   if (await ensureSession(key)) await begin();
 }
 
