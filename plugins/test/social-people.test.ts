@@ -563,8 +563,30 @@ describe('the login wall', () => {
   });
 });
 
-test('the site saw only trusted clicks and key presses, Escape among them', () => {
-  expect(clicks(site.events).length).toBeGreaterThan(15);
-  expect(escapes(site.events).length).toBeGreaterThanOrEqual(3);
-  expect(site.events.filter((e) => !e.trusted)).toEqual([]);
+// Whatever the order of the tests: what each one made the site see was trusted input only.
+let seenBefore = 0;
+beforeEach(() => {
+  seenBefore = site.events.length;
+});
+afterEach(() => {
+  expect(site.events.slice(seenBefore).filter((e) => !e.trusted)).toEqual([]);
+});
+
+test('the site saw only trusted clicks and key presses, Escape among them', async () => {
+  // Input of its own, so that the check after each test has something to hold.
+  await navigate('/natgeo/');
+  expect(await post('open-story')).toMatchObject({ success: true, state: 'story_open' });
+  const events = await eventsDuring(() => post('close-story', { escape_probability: 1 }));
+  const seen = site.events.slice(seenBefore);
+  expect(clicks(seen).length).toBeGreaterThan(0);
+  expect(escapes(events).length).toBe(1);
+  expect(seen.filter((e) => !e.trusted)).toEqual([]);
+});
+
+test('control: a click the page makes by script is seen, and seen as untrusted', async () => {
+  await navigate('/natgeo/#synthetic-click');
+  const untrusted = site.events.slice(seenBefore).filter((e) => !e.trusted);
+  expect(untrusted.map((e) => [e.type, e.target, e.path])).toEqual([['click', 'BODY', '/natgeo/']]);
+  // Shown: the check after each test would fail on it. Not this test's input to judge.
+  seenBefore = site.events.length;
 });
