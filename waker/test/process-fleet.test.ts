@@ -15,6 +15,7 @@ import type { Reply, RunningWaker } from '@persona-browser/testkit/waker';
 import { KEY, ROOT, call, freePort, until } from '@persona-browser/testkit/waker';
 import { startFleet } from '@persona-browser/testkit/fleet';
 import { openFleetPanel } from '@persona-browser/testkit/panel-server';
+import { viewerLive } from '@persona-browser/testkit/viewer';
 
 /**
  * The waker with the `process` driver (a machine without Docker): real workers, real Chromium,
@@ -461,13 +462,7 @@ describe('waker with the process driver', () => {
     try {
       const page = await client.browser.newPage();
       await page.goto(`http://127.0.0.1:${ports.alice}/vnc/#key=${KEY}`, { waitUntil: 'load' });
-      const status = (state: string) =>
-        page.waitForFunction(
-          (s) => document.getElementById('status')?.dataset.state === s,
-          { timeout: 90_000 },
-          state,
-        );
-      await status('connected');
+      await viewerLive(page, 90_000);
       const before = workerPid(FLEET, 'alice');
       // The new worker knows nothing of the old session: the viewer opens one with the key the
       // address gave, without asking the person for it, and is live again.
@@ -480,7 +475,7 @@ describe('waker with the process driver', () => {
       ).toBe(200);
       expect(workerPid(FLEET, 'alice')).not.toBe(before);
       expect((await reopened).status()).toBe(200);
-      await status('connected');
+      await viewerLive(page, 90_000);
       expect(await page.$eval('#key-form', (f) => (f as HTMLFormElement).hidden)).toBe(true);
       expect(await page.$eval('#status', (e) => e.textContent)).toBe('Live');
     } finally {

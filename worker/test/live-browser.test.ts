@@ -8,6 +8,7 @@ import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
 import { RECORDER, seen } from '@persona-browser/testkit/recorder';
 import { until } from '@persona-browser/testkit/waker';
 import { shown } from '@persona-browser/testkit/on-screen';
+import { viewerLive } from '@persona-browser/testkit/viewer';
 
 /**
  * The live view as a person uses it: the viewer page (noVNC) and the control panel in a second,
@@ -52,10 +53,7 @@ function canvasInfo(frame: Page | Frame): Promise<{ w: number; h: number; colour
   });
 }
 
-const waitLive = (frame: Page | Frame): Promise<unknown> =>
-  frame.waitForFunction(() => document.getElementById('status')?.dataset.state === 'connected', {
-    timeout: WAIT_MS,
-  });
+const waitLive = (frame: Page | Frame): Promise<void> => viewerLive(frame, WAIT_MS);
 
 beforeAll(async () => {
   w = await startWorker({ persona: 'watcher', env: { LIVE_CONTROL_GRACE_SECONDS: '2' } });

@@ -8,6 +8,7 @@ import { RfbClient } from '@persona-browser/testkit/rfb-client';
 import { RECORDER, seen } from '@persona-browser/testkit/recorder';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
+import { viewerLive } from '@persona-browser/testkit/viewer';
 
 /**
  * The live view for a person who has no service key: a `live` token (of the waker, or the link
@@ -96,10 +97,7 @@ async function newContext(): Promise<{ ctx: BrowserContext; page: Page; errors: 
   return { ctx, page, errors };
 }
 
-const waitLive = (page: Page): Promise<unknown> =>
-  page.waitForFunction(() => document.getElementById('status')?.dataset.state === 'connected', {
-    timeout: WAIT_MS,
-  });
+const waitLive = (page: Page): Promise<void> => viewerLive(page, WAIT_MS);
 
 /** Waits until the viewer says it is in control of `rec` (a live link takes over at once). */
 const inControl = (page: Page): Promise<unknown> =>
