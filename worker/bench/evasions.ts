@@ -1,13 +1,9 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { Browser } from 'puppeteer-core';
 import StealthPlugin from 'puppeteer-extra-plugin-stealth';
-import { startXvfb } from '@persona-browser/xvfb';
-import { STEALTH_EVASIONS, findBrowserBinary, launchBrowser } from '../src/browser/launch';
+import { STEALTH_EVASIONS } from '../src/browser/launch';
 import { presenceLaunch } from '../src/identity/apply';
 import type { Signal } from '@persona-browser/testkit/detector-site';
 import { startDetectorSite } from '@persona-browser/testkit/detector-site';
+import { withBenchBrowser } from './scratch-browser';
 import type { BenchSection, Row } from './section';
 
 /**
@@ -24,39 +20,30 @@ interface Outcome {
 
 async function visit(evasions: readonly string[]): Promise<Outcome> {
   const site = await startDetectorSite();
-  const display = await startXvfb();
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-evasions-'));
   // A persona at home sets its zone; the machine's UTC would be flagged by every set alike.
   const presence = presenceLaunch({ timezone: 'Europe/Berlin', locale: null });
-  let browser: Browser | null = null;
+  const launch = { evasions, extraArgs: presence.args, extraEnv: presence.env };
   try {
-    browser = await launchBrowser({
-      executablePath: findBrowserBinary(process.env.CHROME_PATH ?? null),
-      profileDir: profile,
-      display: display.display,
-      evasions,
-      extraArgs: presence.args,
-      extraEnv: presence.env,
+    return await withBenchBrowser('pb-evasions-', launch, async (browser) => {
+      // A new tab, as the worker's pool makes them: the evasions' page scripts apply to it.
+      const page = await browser.newPage();
+      const flagged: string[] = [];
+      await page.goto(`${site.url}/own`);
+      for (const s of await site.waitFor<Signal[]>('own')) if (!s.pass) flagged.push(s.name);
+      await page.goto(`${site.url}/botd`);
+      const botd = await site.waitFor<{ bot: boolean; flagged: string[] }>('botd');
+      for (const f of botd.flagged ?? []) flagged.push(`botd:${f}`);
+      if (botd.bot && !botd.flagged?.length) flagged.push('botd:bot');
+      await page.goto(`${site.url}/fpscanner`);
+      const fp = await site.waitFor<{ details: Record<string, { detected: boolean }> }>(
+        'fpscanner',
+      );
+      for (const [k, v] of Object.entries(fp.details ?? {}))
+        if (v.detected) flagged.push(`fpscanner:${k}`);
+      return { flagged };
     });
-    // A new tab, as the worker's pool makes them: the evasions' page scripts apply to it.
-    const page = await browser.newPage();
-    const flagged: string[] = [];
-    await page.goto(`${site.url}/own`);
-    for (const s of await site.waitFor<Signal[]>('own')) if (!s.pass) flagged.push(s.name);
-    await page.goto(`${site.url}/botd`);
-    const botd = await site.waitFor<{ bot: boolean; flagged: string[] }>('botd');
-    for (const f of botd.flagged ?? []) flagged.push(`botd:${f}`);
-    if (botd.bot && !botd.flagged?.length) flagged.push('botd:bot');
-    await page.goto(`${site.url}/fpscanner`);
-    const fp = await site.waitFor<{ details: Record<string, { detected: boolean }> }>('fpscanner');
-    for (const [k, v] of Object.entries(fp.details ?? {}))
-      if (v.detected) flagged.push(`fpscanner:${k}`);
-    return { flagged };
   } finally {
-    await browser?.close().catch(() => undefined);
-    await display.stop();
     await site.close();
-    fs.rmSync(profile, { recursive: true, force: true });
   }
 }
 
