@@ -198,7 +198,7 @@ async function main() {
   const { lanes, record, dry, jestArgs } = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const p = plan(listTests(jestArgs), lanes);
-  const runs = p.lanes.filter((l, i) => l.files.length || (i > 0 && p.queue.length));
+  const runs = p.lanes.filter((l) => l.files.length || p.queue.length);
   const estimate = (files) => Math.round(files.reduce((acc, f) => acc + p.cost(f), 0));
   for (const l of p.lanes) {
     if (!l.files.length) continue;
