@@ -172,9 +172,24 @@ export async function openFleetPanel(
 ): Promise<Page> {
   const page = await browser.newPage();
   page.on('pageerror', (e) => o.errors.push(String(e)));
+  // What went wrong on the way, for the error when the key card never shows.
+  const problems: string[] = [];
+  page.on('requestfailed', (r) => problems.push(`${r.url()}: ${r.failure()?.errorText ?? ''}`));
+  page.on('response', (r) => {
+    if (r.status() >= 400) problems.push(`${r.url()}: ${r.status()}`);
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
   await page.setViewport({ width: o.width, height: o.height ?? 900 });
   await page.goto(`${base}/`, { waitUntil: 'load' });
-  await page.waitForSelector('#key-input', { visible: true });
+  await page.waitForSelector('#key-input', { visible: true }).catch(async (err: unknown) => {
+    const shown = await page.evaluate(() => document.body?.innerText ?? '').catch(String);
+    throw new Error(
+      `the fleet panel at ${base}/ showed no key card (${String(err)}); ` +
+        `it showed "${shown.slice(0, 300)}"; on the way: ${problems.join('; ') || 'nothing failed'}`,
+    );
+  });
   await page.type('#key-input', o.key);
   await page.click('#key-save');
   return page;

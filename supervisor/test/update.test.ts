@@ -18,6 +18,7 @@ import {
   workerCommit,
 } from '@persona-browser/testkit/fleet-repo';
 import type { FleetRepo, RunningSupervisor } from '@persona-browser/testkit/fleet-repo';
+import { openFleetPanel } from '@persona-browser/testkit/panel-server';
 
 /**
  * Updates as a server gets them: commits pushed to a real bare repository, a supervisor on the
@@ -241,11 +242,11 @@ test('a rollback that fails too halts, says so, and tries nothing until the trig
   // The fleet panel says it loudly, beside the bad commits.
   const client = await launchClientBrowser();
   try {
-    const page = await client.browser.newPage();
-    await page.goto(`http://127.0.0.1:${sup.wakerPort}/`, { waitUntil: 'load' });
-    await page.waitForSelector('#key-input', { visible: true });
-    await page.type('#key-input', KEY);
-    await page.click('#key-save');
+    const page = await openFleetPanel(client.browser, `http://127.0.0.1:${sup.wakerPort}`, {
+      key: KEY,
+      width: 1280,
+      errors: [],
+    });
     await page.waitForSelector('#updates-alert:not([hidden])', { timeout: 30_000 });
     const text = (sel: string): Promise<string> => page.$eval(sel, (e) => e.textContent ?? '');
     expect(await text('#updates-alert')).toMatch(/failed too/);
