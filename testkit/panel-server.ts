@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express from 'express';
 import type { Browser, Page } from 'puppeteer-core';
+import { pageProblems } from './viewer';
 import type { PersonaInfo, SupervisorStatus } from '@persona-browser/contracts';
 import { UPDATE_STEPS_MODULE } from '@persona-browser/contracts';
 
@@ -173,14 +174,7 @@ export async function openFleetPanel(
   const page = await browser.newPage();
   page.on('pageerror', (e) => o.errors.push(String(e)));
   // What went wrong on the way, for the error when the key card never shows.
-  const problems: string[] = [];
-  page.on('requestfailed', (r) => problems.push(`${r.url()}: ${r.failure()?.errorText ?? ''}`));
-  page.on('response', (r) => {
-    if (r.status() >= 400) problems.push(`${r.url()}: ${r.status()}`);
-  });
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
+  const problems = pageProblems(page);
   await page.setViewport({ width: o.width, height: o.height ?? 900 });
   await page.goto(`${base}/`, { waitUntil: 'load' });
   await page.waitForSelector('#key-input', { visible: true }).catch(async (err: unknown) => {

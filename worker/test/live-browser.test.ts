@@ -8,7 +8,7 @@ import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
 import { RECORDER, seen } from '@persona-browser/testkit/recorder';
 import { until } from '@persona-browser/testkit/waker';
 import { shown } from '@persona-browser/testkit/on-screen';
-import { viewerLive } from '@persona-browser/testkit/viewer';
+import { pageProblems, viewerLive } from '@persona-browser/testkit/viewer';
 
 /**
  * The live view as a person uses it: the viewer page (noVNC) and the control panel in a second,
@@ -36,6 +36,7 @@ async function newContext(): Promise<{ ctx: BrowserContext; page: Page }> {
   await page.setViewport({ width: 1280, height: 900 });
   page.on('request', (r) => urls.push(r.url()));
   page.on('pageerror', (err) => scriptErrors.push(String(err)));
+  problemsOf.set(page, pageProblems(page));
   return { ctx, page };
 }
 
@@ -53,7 +54,12 @@ function canvasInfo(frame: Page | Frame): Promise<{ w: number; h: number; colour
   });
 }
 
-const waitLive = (frame: Page | Frame): Promise<void> => viewerLive(frame, WAIT_MS);
+/** What went wrong for each viewer page, named when it is not live in time. */
+const problemsOf = new WeakMap<Page, string[]>();
+const waitLive = (frame: Page | Frame): Promise<void> => {
+  const page = 'page' in frame ? frame.page() : frame;
+  return viewerLive(frame, WAIT_MS, problemsOf.get(page));
+};
 
 beforeAll(async () => {
   w = await startWorker({ persona: 'watcher', env: { LIVE_CONTROL_GRACE_SECONDS: '2' } });
