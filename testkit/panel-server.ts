@@ -181,7 +181,7 @@ export async function openFleetPanel(
     const shown = await page.evaluate(() => document.body?.innerText ?? '').catch(String);
     throw new Error(
       `the fleet panel at ${base}/ showed no key card (${String(err)}); ` +
-        `it showed "${shown.slice(0, 300)}"; on the way: ${problems.join('; ') || 'nothing failed'}`,
+        `it showed "${shown.slice(0, 300)}"; on the way: ${problems.lines().join('; ') || 'nothing failed'}`,
     );
   });
   await page.type('#key-input', o.key);

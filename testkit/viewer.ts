@@ -1,19 +1,37 @@
-import type { Frame, Page } from 'puppeteer-core';
+import type { Frame, HTTPRequest, Page } from 'puppeteer-core';
+
+/** What went wrong for a page so far, as lines for an error message. */
+export interface PageProblems {
+  lines(): string[];
+}
 
 /**
- * What goes wrong for `page` from now on, as lines for an error message: requests that failed,
- * answers of 400 and above, and console errors (a module that did not load is one).
+ * Watches `page` from now on: requests that failed, answers of 400 and above, console errors (a
+ * module that did not load is one), and the requests still unanswered when `lines()` is read.
  */
-export function pageProblems(page: Page): string[] {
+export function pageProblems(page: Page): PageProblems {
   const problems: string[] = [];
-  page.on('requestfailed', (r) => problems.push(`${r.url()}: ${r.failure()?.errorText ?? ''}`));
+  const pending = new Map<HTTPRequest, number>();
+  page.on('request', (r) => pending.set(r, Date.now()));
+  page.on('requestfinished', (r) => pending.delete(r));
+  page.on('requestfailed', (r) => {
+    pending.delete(r);
+    problems.push(`${r.method()} ${r.url()}: ${r.failure()?.errorText ?? ''}`);
+  });
   page.on('response', (r) => {
-    if (r.status() >= 400) problems.push(`${r.url()}: ${r.status()}`);
+    if (r.status() >= 400) problems.push(`${r.request().method()} ${r.url()}: ${r.status()}`);
   });
   page.on('console', (m) => {
     if (m.type() === 'error') problems.push(`console: ${m.text()}`);
   });
-  return problems;
+  return {
+    lines: () => [
+      ...problems,
+      ...[...pending].map(
+        ([r, at]) => `${r.method()} ${r.url()}: no answer after ${Date.now() - at} ms`,
+      ),
+    ],
+  };
 }
 
 /**
@@ -24,7 +42,7 @@ export function pageProblems(page: Page): string[] {
 export async function viewerLive(
   frame: Page | Frame,
   timeoutMs: number,
-  problems: string[] = [],
+  problems?: PageProblems,
 ): Promise<void> {
   try {
     await frame.waitForFunction(
@@ -39,7 +57,7 @@ export async function viewerLive(
         return `status ${state} "${text('status')}", message "${text('message')}"`;
       })
       .catch((e: unknown) => `nothing readable (${String(e)})`);
-    const seen = problems.join('; ') || 'nothing failed';
+    const seen = problems?.lines().join('; ') || 'nothing failed';
     throw new Error(
       `the live view was not connected within ${timeoutMs} ms: it showed ${shown}; on the way: ${seen}`,
       { cause: err },

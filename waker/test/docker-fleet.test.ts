@@ -18,6 +18,7 @@ import {
 } from '@persona-browser/testkit/waker';
 import { startFleet } from '@persona-browser/testkit/fleet';
 import { step } from '@persona-browser/testkit/steps';
+import { pageProblems } from '@persona-browser/testkit/viewer';
 
 /**
  * The waker with the `docker` driver against the real engine: one container per persona, found
@@ -199,6 +200,7 @@ describe('waker with the docker driver', () => {
     const viewer = client.browser;
     try {
       const page = await viewer.newPage();
+      const problems = pageProblems(page);
       await page.goto(`http://127.0.0.1:${ports.bob}/vnc/#key=${KEY}`);
       const screen = await page
         .waitForFunction(
@@ -223,7 +225,7 @@ describe('waker with the docker driver', () => {
           const shown = await page.evaluate(() => document.body.innerText).catch(String);
           const state = (await waker.persona('bob')).state;
           throw new Error(
-            `no screen drawn in 90 s (${String(err)}); bob is ${state}; the page shows: ${shown.slice(0, 300)}`,
+            `no screen drawn in 90 s (${String(err)}); bob is ${state}; the page shows: ${shown.slice(0, 300)}; on the way: ${problems.lines().join('; ') || 'nothing failed'}`,
           );
         });
       expect(await screen.jsonValue()).toEqual({ w: 1920, h: 1080 });

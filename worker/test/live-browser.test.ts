@@ -8,6 +8,7 @@ import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
 import { RECORDER, seen } from '@persona-browser/testkit/recorder';
 import { until } from '@persona-browser/testkit/waker';
 import { shown } from '@persona-browser/testkit/on-screen';
+import type { PageProblems } from '@persona-browser/testkit/viewer';
 import { pageProblems, viewerLive } from '@persona-browser/testkit/viewer';
 
 /**
@@ -55,7 +56,7 @@ function canvasInfo(frame: Page | Frame): Promise<{ w: number; h: number; colour
 }
 
 /** What went wrong for each viewer page, named when it is not live in time. */
-const problemsOf = new WeakMap<Page, string[]>();
+const problemsOf = new WeakMap<Page, PageProblems>();
 const waitLive = (frame: Page | Frame): Promise<void> => {
   const page = 'page' in frame ? frame.page() : frame;
   return viewerLive(frame, WAIT_MS, problemsOf.get(page));
