@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express from 'express';
 import type { Browser, Page } from 'puppeteer-core';
-import { pageProblems } from './viewer';
+import { pageProblems } from './page-problems';
 import type { PersonaInfo, SupervisorStatus } from '@persona-browser/contracts';
 import { UPDATE_STEPS_MODULE } from '@persona-browser/contracts';
 

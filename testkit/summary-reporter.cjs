@@ -8,6 +8,7 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
+const { stripVTControlCharacters } = require('node:util');
 
 const SLOWEST = 10;
 /** Lines of each failure's message kept for the closing list. */
@@ -18,18 +19,12 @@ const FAILURE_LINES = 6;
  * read only at its end, and when lanes run side by side a lane's own summary is far above it.
  */
 function failuresOf(results) {
-  const ESC = String.fromCharCode(27);
-  const plain = (text) =>
-    text
-      .split(ESC)
-      .map((part, i) => (i ? part.replace(/^\[[0-9;]*m/, '') : part))
-      .join('');
   return results.testResults.flatMap((file) =>
     file.testResults
       .filter((t) => t.status === 'failed')
       .map((t) => ({
         test: `${path.relative(process.cwd(), file.testFilePath)} › ${t.fullName}`,
-        message: plain(t.failureMessages.join('\n'))
+        message: stripVTControlCharacters(t.failureMessages.join('\n'))
           .split('\n')
           .map((l) => l.trim())
           .filter(Boolean)

@@ -18,7 +18,7 @@ import {
 } from '@persona-browser/testkit/waker';
 import { startFleet } from '@persona-browser/testkit/fleet';
 import { step } from '@persona-browser/testkit/steps';
-import { pageProblems } from '@persona-browser/testkit/viewer';
+import { pageProblems } from '@persona-browser/testkit/page-problems';
 
 /**
  * The waker with the `docker` driver against the real engine: one container per persona, found

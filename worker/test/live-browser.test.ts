@@ -8,8 +8,9 @@ import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
 import { RECORDER, seen } from '@persona-browser/testkit/recorder';
 import { until } from '@persona-browser/testkit/waker';
 import { shown } from '@persona-browser/testkit/on-screen';
-import type { PageProblems } from '@persona-browser/testkit/viewer';
-import { pageProblems, viewerLive } from '@persona-browser/testkit/viewer';
+import type { PageProblems } from '@persona-browser/testkit/page-problems';
+import { pageProblems } from '@persona-browser/testkit/page-problems';
+import { viewerLive } from '@persona-browser/testkit/viewer';
 
 /**
  * The live view as a person uses it: the viewer page (noVNC) and the control panel in a second,
