@@ -27,4 +27,23 @@ describe('activity of a persona port', () => {
     a.requestEnded();
     expect(a.busy()).toBe(false);
   });
+
+  test("a page load's hold keeps it in use until it ends; the idle clock starts from there", () => {
+    const a = new Activity();
+    const t0 = Date.now();
+    a.requestStarted();
+    a.requestEnded();
+    a.hold(10_000, t0);
+    expect(a.busy(t0 + 9_999)).toBe(true);
+    expect(a.idleSeconds(t0 + 9_999)).toBeNull();
+    // A request that ends during the hold does not date the idle clock back.
+    a.requestStarted();
+    a.requestEnded();
+    expect(a.busy(t0 + 10_000)).toBe(false);
+    expect(a.idleSeconds(t0 + 10_000)).toBe(0);
+    expect(a.idleSeconds(t0 + 13_500)).toBe(3);
+    // A shorter hold never shortens a longer one.
+    a.hold(1_000, t0);
+    expect(a.busy(t0 + 5_000)).toBe(true);
+  });
 });

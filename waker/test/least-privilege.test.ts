@@ -260,6 +260,18 @@ test("public reads and refused calls never count as activity; a loading page's o
   });
   expect(part.status).toBe(200);
   expect(await last()).not.toBe(before);
+  // Only a page load holds the persona in use while its files and first calls follow: the
+  // scanner's load of a file did not, a browser's load of a page from here does.
+  const idle = async (): Promise<number | null> => (await waker.persona('alice')).idle_seconds;
+  expect(await get(from, `${alice()}/vnc/`, null)).toBe(200);
+  expect(
+    await until(async () => ((await idle()) !== null ? true : null), 5_000, 'alice idle'),
+  ).toBe(true);
+  const page = await callFrom(from, `${alice()}/vnc/`, {
+    headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-dest': 'document' },
+  });
+  expect(page.status).toBe(200);
+  expect(await idle()).toBeNull();
 });
 
 test('a revoked token is refused within a second, and its open DevTools connection closes', async () => {

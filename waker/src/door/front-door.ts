@@ -61,6 +61,13 @@ function refuseUpgrade(
   );
 }
 
+/**
+ * How long a page load keeps its persona in use: the page's scripts, styles and first calls
+ * follow it, seconds apart on a slow or busy client, and none of them may find the persona
+ * gone to sleep in between (a live view with no script, IDLE_TIMEOUT of a few seconds).
+ */
+export const PAGE_LOAD_HOLD_MS = 15_000;
+
 /** How soon a client may try again a persona whose node has a problem. */
 const NODE_RETRY_AFTER_S = '5';
 
@@ -231,6 +238,11 @@ export class FrontDoor {
       counted = true;
       persona.activity.requestStarted();
     }
+    // A page asked for with a credential (the asleep page's wake, then its reload) or loaded
+    // from a page of this port: its files and first calls are still to come.
+    const document = req.headers['sec-fetch-dest'] === 'document';
+    if (need.access === 'static' && (admitted === 'admitted' || (pagePart && document)))
+      persona.activity.hold(PAGE_LOAD_HOLD_MS);
     const forward = (target: Address): void => {
       if (res.destroyed) return;
       const to = { host: target.host, port: target.port };

@@ -7,6 +7,8 @@ export class Activity {
   private sockets = 0;
   private lastMs = Date.now();
   private lastRequest: Date | null = null;
+  /** A page load in progress: its files and first calls are still to come (hold). */
+  private heldUntil = 0;
 
   requestStarted(): void {
     this.inFlight += 1;
@@ -35,9 +37,18 @@ export class Activity {
     this.lastMs = Date.now();
   }
 
-  /** A request in flight or a socket open. */
-  busy(): boolean {
-    return this.inFlight > 0 || this.sockets > 0;
+  /**
+   * Keeps the persona in use for `ms` from now: a page just loaded (or woken for) asks for its
+   * scripts, styles and first calls next, and on a slow client that takes seconds. The idle
+   * clock starts again when the hold ends.
+   */
+  hold(ms: number, now = Date.now()): void {
+    this.heldUntil = Math.max(this.heldUntil, now + ms);
+  }
+
+  /** A request in flight, a socket open or a page load held. */
+  busy(now = Date.now()): boolean {
+    return this.inFlight > 0 || this.sockets > 0 || now < this.heldUntil;
   }
 
   /**
@@ -47,22 +58,23 @@ export class Activity {
   busyReason(): string | null {
     if (this.sockets > 0) return 'live view open';
     if (this.inFlight > 0) return 'request in flight';
+    if (this.busy()) return 'page loading';
     return null;
   }
 
-  /** When the last request or socket ended, or the last wake (ms since the epoch). */
+  /** When the last request or socket ended, the last wake or a page load's hold (ms since the epoch). */
   lastActiveMs(): number {
-    return this.lastMs;
+    return Math.max(this.lastMs, this.heldUntil);
   }
 
   /** Milliseconds since the last request or socket ended; 0 while busy. */
   idleMs(now = Date.now()): number {
-    return this.busy() ? 0 : Math.max(0, now - this.lastMs);
+    return this.busy(now) ? 0 : Math.max(0, now - this.lastActiveMs());
   }
 
   /** Whole idle seconds, null while busy (PersonaInfo's idle_seconds). */
   idleSeconds(now = Date.now()): number | null {
-    return this.busy() ? null : Math.floor(this.idleMs(now) / 1000);
+    return this.busy(now) ? null : Math.floor(this.idleMs(now) / 1000);
   }
 
   lastRequestIso(): string | null {
