@@ -11,6 +11,8 @@
  *   shrink as the queue does. So both lanes end close together even when a lane starts late (the
  *   first engine file waits for the image build .ci/run started) or the figures are off.
  * - A file named in SOLO runs alone, once both lanes are done: it measures the machine.
+ * - `--lint` runs `npm run lint` first in the host lane, while the engine lane starts its files
+ *   (it reads the built packages and writes nothing): its failure fails the run as a test's does.
  *
  * The packages are built once, before the lanes (their jest runs skip the global build). Each
  * line a lane prints starts with its name. The run ends with the ten slowest files and one line,
@@ -54,14 +56,16 @@ function parseArgs(argv) {
   let lanes = 2;
   let record = false;
   let dry = false;
+  let lint = false;
   for (let i = 0; i < own.length; i += 1) {
     if (own[i] === '--lanes') lanes = Number(own[(i += 1)]);
     else if (own[i] === '--record') record = true;
     else if (own[i] === '--plan') dry = true;
+    else if (own[i] === '--lint') lint = true;
     else throw new Error(`test-lanes: unknown argument ${own[i]} (jest's go after --)`);
   }
   if (lanes !== 1 && lanes !== 2) throw new Error('test-lanes: --lanes is 1 or 2');
-  return { lanes, record, dry, jestArgs };
+  return { lanes, record, dry, lint, jestArgs };
 }
 
 const jestBin = require.resolve('jest/bin/jest');
@@ -176,10 +180,32 @@ function runJest(name, files, jestArgs, prefix) {
   });
 }
 
+/** `npm run lint`, its lines prefixed; resolves with its exit code. */
+function runLint(prefix) {
+  const started = Date.now();
+  const child = spawn('npm', ['run', 'lint', '--silent'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const tag = prefix ? '[lint] ' : '';
+  for (const stream of [child.stdout, child.stderr]) {
+    const out = stream === child.stdout ? process.stdout : process.stderr;
+    readline.createInterface({ input: stream }).on('line', (line) => out.write(`${tag}${line}\n`));
+  }
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      const s = Math.round((Date.now() - started) / 1000);
+      process.stdout.write(`test-lanes: lint ${code === 0 ? 'passed' : 'FAILED'} in ${s} s\n`);
+      resolve(code ?? 1);
+    });
+  });
+}
+
 /** A lane: its own files in one run, then chunks of the queue until it is empty. */
 async function runLane(lane, p, jestArgs, prefix, lanes) {
   const started = Date.now();
   const results = [];
+  if (lane.lint) lane.lintCode = await runLint(prefix);
   if (lane.files.length) results.push(await runJest(lane.name, lane.files, jestArgs, prefix));
   for (;;) {
     const chunk = takeChunk(p.queue, p.cost, lanes);
@@ -195,10 +221,13 @@ async function runLane(lane, p, jestArgs, prefix, lanes) {
 }
 
 async function main() {
-  const { lanes, record, dry, jestArgs } = parseArgs(process.argv.slice(2));
+  const { lanes, record, dry, lint, jestArgs } = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const p = plan(listTests(jestArgs), lanes);
-  const runs = p.lanes.filter((l) => l.files.length || p.queue.length);
+  // Lint goes first in the lane that starts on the queue (the host lane; the only one of one).
+  const linter = p.lanes[p.lanes.length - 1];
+  if (lint && linter) linter.lint = true;
+  const runs = p.lanes.filter((l) => l.lint || l.files.length || p.queue.length);
   const estimate = (files) => Math.round(files.reduce((acc, f) => acc + p.cost(f), 0));
   for (const l of p.lanes) {
     if (!l.files.length) continue;
@@ -246,6 +275,9 @@ async function main() {
   }
   const wall = Math.round((Date.now() - started) / 1000);
   const tail = skipped ? `, ${skipped} skipped` : '';
+  const linted = linter?.lint ? linter.lintCode : 0;
+  if (linted !== 0)
+    process.stdout.write(`failed: npm run lint (exit ${linted}), its output above\n`);
   process.stdout.write(`\njest: ${passed} passed, ${failed} failed${tail} (${wall} s)\n`);
   if (record && failed === 0) {
     const seconds = Object.fromEntries(
@@ -253,7 +285,7 @@ async function main() {
     );
     fs.writeFileSync(SECONDS_FILE, `${JSON.stringify(seconds, null, 2)}\n`);
   }
-  process.exitCode = failed === 0 && results.every((r) => r.code === 0) ? 0 : 1;
+  process.exitCode = linted === 0 && failed === 0 && results.every((r) => r.code === 0) ? 0 : 1;
 }
 
 main().catch((err) => {
