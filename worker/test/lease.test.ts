@@ -3,6 +3,10 @@ import { startFixture } from '@persona-browser/testkit/fixture';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { sleep, startWorker } from '@persona-browser/testkit/worker';
 import { until } from '@persona-browser/testkit/waker';
+import { DEFAULT_TIMING } from '../src/browser/timing';
+
+/** The shortest pre-navigation pause a navigate call pays (the default, less its 10 %). */
+const PAUSE_MIN_MS = DEFAULT_TIMING.navigatePauseMs * 0.9;
 
 let w: RunningWorker;
 let site: Fixture;
@@ -92,7 +96,7 @@ describe('lease table', () => {
         ...opts,
       });
       expect(nav.status).toBe(423);
-      expect(nav.ms).toBeLessThan(1000); // refused before the 2 s pre-navigation pause
+      expect(nav.ms).toBeLessThan(PAUSE_MIN_MS); // refused before the pre-navigation pause ends
       for (const [method, path] of [
         ['POST', `/api/v1/ops/${back}/extract-content`],
         ['GET', `/api/v1/ops/${back}/screenshot`],

@@ -207,7 +207,11 @@ describe('browser and display set-up', () => {
       const w = await startWorker({ env: { DISPLAY: display.display } });
       await w.waitInitialized();
       expect(w.logs.some((l) => l.includes('virtual display started'))).toBe(false);
-      const main = Math.min(...browserPids(w));
+      // The browser process itself: the only one without a `--type=` (pids may wrap around).
+      const main = browserPids(w).find(
+        (pid) => !fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type='),
+      );
+      if (main === undefined) throw new Error("no browser process among the worker's");
       const environ = fs.readFileSync(`/proc/${main}/environ`, 'utf8').split('\0');
       expect(environ).toContain(`DISPLAY=${display.display}`);
       await w.stop();

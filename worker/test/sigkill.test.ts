@@ -42,6 +42,25 @@ async function remember(w: RunningWorker, value: string | null): Promise<string>
   return r.body.title as string;
 }
 
+/**
+ * Waits until Chromium has written `value` into the profile's local storage on disk: it commits
+ * storage a moment after the page wrote it, and what a power cut meets is what is on disk.
+ */
+async function storedOnDisk(w: RunningWorker, value: string, timeoutMs = 30_000): Promise<void> {
+  const dir = path.join(w.profileDir, 'Default', 'Local Storage', 'leveldb');
+  const needle = Buffer.from(value, 'latin1');
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const files = fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+    if (files.some((f) => fs.readFileSync(path.join(dir, f)).includes(needle))) return;
+    if (Date.now() > until)
+      throw new Error(
+        `"${value}" not in ${dir} after ${timeoutMs} ms (files: ${files.join(', ')})`,
+      );
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 test('SIGKILL of the worker ends its browser, display and VNC server; the persona starts again at once, its profile intact', async () => {
   const first = await startWorker({
     persona: 'kill9',
@@ -49,6 +68,7 @@ test('SIGKILL of the worker ends its browser, display and VNC server; the person
   });
   await first.waitInitialized();
   expect(await remember(first, 'kept')).toBe('stored:kept');
+  await storedOnDisk(first, 'kept');
   const vnc = first.logs.find((l) => l.includes('vnc listening on localhost'));
   const vncPid = (JSON.parse(vnc as string) as { pid: number }).pid;
   expect(alive(vncPid)).toBe(true);
