@@ -90,11 +90,14 @@ afterAll(async () => {
   expect(await sup?.stop()).toBe(0);
   expect(await fleetContainers()).toEqual([]);
   repo?.remove();
+  // By name, never by id: an image of the same content as the other tests' persona image is
+  // that very image, and removing its id would untag theirs and drop its build cache with it.
   const images = await docker.listImages({ filters: { reference: [`${IMAGE_REPO}:*`] } });
-  for (const i of images) {
+  const names = images.flatMap((i) => i.RepoTags ?? []).filter((t) => t.startsWith(IMAGE_REPO));
+  for (const name of names) {
     await docker
-      .getImage(i.Id)
-      .remove({ force: true })
+      .getImage(name)
+      .remove()
       .catch(() => undefined);
   }
 }, 180_000);
