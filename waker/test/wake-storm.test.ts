@@ -131,6 +131,10 @@ function callAll(storm: Storm): Promise<Reply[]> {
   );
 }
 
+/** Each reply's status, and its body where it is not 200: what a failure names. */
+const statuses = (replies: Reply[]): Array<number | string> =>
+  replies.map((r) => (r.status === 200 ? 200 : `${r.status} ${JSON.stringify(r.body)}`));
+
 let running: Storm | null = null;
 
 afterEach(async () => {
@@ -179,7 +183,7 @@ describe('a wake storm', () => {
     expect(Math.max(...scraped.map((m) => m.waiting))).toBeGreaterThan(0);
 
     // None lost, none refused: every caller reached its own persona's worker.
-    expect(replies.map((r) => r.status)).toEqual(replies.map(() => 200));
+    expect(statuses(replies)).toEqual(replies.map(() => 200));
     for (const r of replies) expect(r.body).toMatchObject({ echo: '/api/v1/storm' });
     const trace = readTrace(storm.trace);
     const booted = trace.filter((l) => l.event === 'boot');
@@ -199,14 +203,14 @@ describe('a wake storm', () => {
   it('wakes from light sleep take turns too: at most WAKER_WAKE_CONCURRENCY browsers start at once, in the workers that stayed', async () => {
     const storm = await startStorm('l', STORM_GATE);
     running = storm;
-    expect((await callAll(storm)).map((r) => r.status)).toEqual(storm.ports.map(() => 200));
+    expect(statuses(await callAll(storm))).toEqual(storm.ports.map(() => 200));
     const names = storm.fleet.list().map((p) => p.name);
     await Promise.all(names.map((name) => storm.fleet.get(name).sleep('light')));
     expect(storm.fleet.list().map((p) => p.depth)).toEqual(names.map(() => 'light'));
     const before = readTrace(storm.trace).length;
 
     const replies = await callAll(storm);
-    expect(replies.map((r) => r.status)).toEqual(replies.map(() => 200));
+    expect(statuses(replies)).toEqual(replies.map(() => 200));
     const trace = readTrace(storm.trace).slice(before);
     // Every persona's browser started in the worker it kept: no worker booted anew.
     expect(trace.filter((l) => l.event === 'boot')).toEqual([]);

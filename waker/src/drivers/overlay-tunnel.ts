@@ -1,10 +1,11 @@
 import crypto from 'node:crypto';
-import http from 'node:http';
+import type http from 'node:http';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import type { HostPort } from '@persona-browser/contracts';
 import { errorMessage, isRecord } from '@persona-browser/service-kit';
+import { WorkerAgent } from '../placement/worker-agent';
 import { DriverError } from './types';
 
 /** Inside the gateway's container (waker/src/gateway/main.ts). */
@@ -15,7 +16,7 @@ export const GATEWAY_PORT = 7070;
  * to the gateway and names its target in the first line. Keep-alive and every HTTP feature
  * work as over a direct connection; WebSocket upgrades too (the bytes are copied as they are).
  */
-export class TunnelAgent extends http.Agent {
+export class TunnelAgent extends WorkerAgent {
   constructor(
     private readonly gateway: () => HostPort,
     private readonly token: string,

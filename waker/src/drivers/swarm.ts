@@ -305,7 +305,9 @@ export class SwarmDriver implements RuntimeDriver {
 
   /** Whether the worker gives any HTTP answer within PROBE_TIMEOUT_MS (a fresh connection). */
   private answers(handle: InstanceHandle): Promise<boolean> {
-    const agent = new TunnelAgent(() => this.gateway.current(), this.gateway.token);
+    const agent = new TunnelAgent(() => this.gateway.current(), this.gateway.token, {
+      keepAlive: false,
+    });
     return new Promise<boolean>((resolve) => {
       try {
         const req = http.request(
@@ -478,7 +480,7 @@ export class SwarmDriver implements RuntimeDriver {
   }
 
   private agent(): TunnelAgent {
-    return new TunnelAgent(() => this.gateway.current(), this.gateway.token, { keepAlive: true });
+    return new TunnelAgent(() => this.gateway.current(), this.gateway.token);
   }
 
   /** The worker's environment: the persona's (the fleet's and its persona.env), then the driver's. */

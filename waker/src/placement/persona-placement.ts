@@ -1,8 +1,9 @@
-import http from 'node:http';
+import type http from 'node:http';
 import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage } from '@persona-browser/service-kit';
 import type { InstanceHandle, RuntimeDriver } from '../drivers/types';
 import { recordNode } from './node-record';
+import { WorkerAgent } from './worker-agent';
 
 /** The part of a persona's folder that placement reads and records (a `PersonaSpec`). */
 export interface PlacedFolder {
@@ -19,7 +20,7 @@ export interface PlacedFolder {
  */
 export class PersonaPlacement {
   /** Keep-alive connections to the current worker; replaced with each instance. */
-  private own = new http.Agent({ keepAlive: true });
+  private own: http.Agent = new WorkerAgent();
 
   constructor(
     private readonly spec: PlacedFolder,
@@ -52,7 +53,7 @@ export class PersonaPlacement {
   /** Connections kept alive to an earlier instance lead nowhere now. */
   renewAgent(): void {
     this.own.destroy();
-    this.own = new http.Agent({ keepAlive: true });
+    this.own = new WorkerAgent();
   }
 
   close(): void {
