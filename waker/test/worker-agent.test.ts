@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { IDLE_SOCKET_MS, WorkerAgent } from '../src/placement/worker-agent';
+import { IDLE_SOCKET_MS, WorkerAgent } from '../src/drivers/worker-agent';
 
 /**
  * The door's connections to a worker: kept alive for the next request, closed by the door once

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import type { HostPort } from '@persona-browser/contracts';
 import { errorMessage, isRecord } from '@persona-browser/service-kit';
-import { WorkerAgent } from '../placement/worker-agent';
+import { WorkerAgent } from './worker-agent';
 import { DriverError } from './types';
 
 /** Inside the gateway's container (waker/src/gateway/main.ts). */

@@ -3,7 +3,7 @@ import type { Logger } from '@persona-browser/service-kit';
 import { errorMessage } from '@persona-browser/service-kit';
 import type { InstanceHandle, RuntimeDriver } from '../drivers/types';
 import { recordNode } from './node-record';
-import { WorkerAgent } from './worker-agent';
+import { WorkerAgent } from '../drivers/worker-agent';
 
 /** The part of a persona's folder that placement reads and records (a `PersonaSpec`). */
 export interface PlacedFolder {
