@@ -1,25 +1,27 @@
 #!/usr/bin/env node
 /**
- * The test run of `npm test`: every jest file, in two lanes side by side.
+ * The test run of `npm test`: every jest file, in three lanes side by side (`--lanes N`: 1 to 3).
  *
  * - The engine lane first runs every file that needs the Docker engine (its image, its Swarm
  *   test cluster, a fault proxy in front of it), one after the other as before: those files spend
  *   most of their time waiting on the engine, and two of them at once would share its state.
  * - The other files wait in a queue, slowest first (by each file's seconds in the last measured
- *   run, .ci/test-seconds.json). The host lane takes a chunk of it at once, the engine lane once
+ *   run, .ci/test-seconds.json). The host lanes take a chunk of it at once, the engine lane once
  *   its own files are done; each lane takes the next chunk when its run ends, and the chunks
- *   shrink as the queue does. So both lanes end close together even when a lane starts late (the
- *   first engine file waits for the image build .ci/run started) or the figures are off.
- * - A file named in SOLO runs alone, once both lanes are done: it measures the machine.
- * - `--lint` runs `npm run lint` first in the host lane, while the engine lane starts its files
- *   (it reads the built packages and writes nothing): its failure fails the run as a test's does.
+ *   shrink as the queue does. So the lanes end close together even when a lane starts late (the
+ *   first engine file waits for the image build .ci/run started) or the figures are off. With two
+ *   lanes, the cores sat idle while the engine lane waited on Docker and the host lane on a page;
+ *   a second host lane takes that time.
+ * - A file named in SOLO runs alone, once the lanes are done: it measures the machine.
+ * - `--lint` runs `npm run lint` first in the host lane, while the others start their files (it
+ *   reads the built packages and writes nothing): its failure fails the run as a test's does.
  *
  * The packages are built once, before the lanes (their jest runs skip the global build). Each
  * line a lane prints starts with its name. The run ends with the ten slowest files and one line,
- * `jest: N passed, N failed`, over both lanes; it exits 1 when a test failed or a file did not
- * run. Arguments after `--` go to jest: patterns choose the files, options go to both runs. `--lanes 1` runs every file in one lane, as
- * `jest --runInBand` does; `--record` writes the run's seconds to .ci/test-seconds.json;
- * `--plan` prints each lane's files and runs nothing.
+ * `jest: N passed, N failed`, over all lanes; it exits 1 when a test failed or a file did not
+ * run. Arguments after `--` go to jest: patterns choose the files, options go to every run.
+ * `--lanes 1` runs every file in one lane, as `jest --runInBand` does; `--record` writes the
+ * run's seconds to .ci/test-seconds.json; `--plan` prints each lane's files and runs nothing.
  */
 const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -33,7 +35,7 @@ const ROOT = path.resolve(__dirname, '..');
 const SECONDS_FILE = path.join(ROOT, '.ci', 'test-seconds.json');
 const SLOWEST = 10;
 
-/** Files that measure the machine itself, and why: they run alone, after both lanes. */
+/** Files that measure the machine itself, and why: they run alone, after the lanes. */
 const SOLO = {};
 
 /** What a file imports when it needs the Docker engine. */
@@ -53,7 +55,7 @@ function parseArgs(argv) {
   const dash = argv.indexOf('--');
   const own = dash < 0 ? argv : argv.slice(0, dash);
   const jestArgs = dash < 0 ? [] : argv.slice(dash + 1);
-  let lanes = 2;
+  let lanes = 3;
   let record = false;
   let dry = false;
   let lint = false;
@@ -64,7 +66,7 @@ function parseArgs(argv) {
     else if (own[i] === '--lint') lint = true;
     else throw new Error(`test-lanes: unknown argument ${own[i]} (jest's go after --)`);
   }
-  if (lanes !== 1 && lanes !== 2) throw new Error('test-lanes: --lanes is 1 or 2');
+  if (![1, 2, 3].includes(lanes)) throw new Error('test-lanes: --lanes is 1, 2 or 3');
   return { lanes, record, dry, lint, jestArgs };
 }
 
@@ -108,6 +110,7 @@ function plan(files, lanes) {
     { name: 'engine', files: engine },
     { name: 'host', files: [] },
   ];
+  for (let i = 2; i < lanes; i += 1) named.push({ name: `host${i}`, files: [] });
   return { lanes: named, queue, solo, cost };
 }
 
@@ -224,8 +227,8 @@ async function main() {
   const { lanes, record, dry, lint, jestArgs } = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const p = plan(listTests(jestArgs), lanes);
-  // Lint goes first in the lane that starts on the queue (the host lane; the only one of one).
-  const linter = p.lanes[p.lanes.length - 1];
+  // Lint goes first in a lane that starts on the queue (the host lane; the only one of one).
+  const linter = p.lanes.find((l) => l.name === 'host') ?? p.lanes[0];
   if (lint && linter) linter.lint = true;
   const runs = p.lanes.filter((l) => l.lint || l.files.length || p.queue.length);
   const estimate = (files) => Math.round(files.reduce((acc, f) => acc + p.cost(f), 0));
