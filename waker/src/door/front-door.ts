@@ -66,7 +66,7 @@ function refuseUpgrade(
  * follow it, seconds apart on a slow or busy client, and none of them may find the persona
  * gone to sleep in between (a live view with no script, IDLE_TIMEOUT of a few seconds).
  */
-export const PAGE_LOAD_HOLD_MS = 15_000;
+const PAGE_LOAD_HOLD_MS = 15_000;
 
 /** How soon a client may try again a persona whose node has a problem. */
 const NODE_RETRY_AFTER_S = '5';
