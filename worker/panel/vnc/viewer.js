@@ -6,8 +6,8 @@
 // page: the viewer takes control of that page at once and offers to hand it back.
 import RFB from '/vnc/novnc/core/rfb.js';
 import { byId, el, text } from '/ui/dom.js';
-import { request } from '/ui/http.js';
 import { KEY_NAMES, keyStore } from '/ui/key-card.js';
+import { call, passing } from './worker-call.js';
 
 /**
  * What GET /vnc/control answers: who controls which page.
@@ -93,28 +93,6 @@ function message(said) {
   m.hidden = !said;
 }
 
-/**
- * One call to the worker, with the session cookie (and a key, to open a session).
- * @template [T=unknown]
- * @param {string} method
- * @param {string} path
- * @param {{ key?: string, body?: unknown }} [opts]
- * @returns {Promise<import('/ui/http.js').Answer<T>>}
- */
-function call(method, path, opts) {
-  const o = opts ?? {};
-  /** @type {Record<string, string>} */
-  const headers = {};
-  if (o.key) headers.Authorization = 'Bearer ' + o.key;
-  /** @type {RequestInit} */
-  const init = { method, headers, credentials: 'same-origin' };
-  if (o.body !== undefined) {
-    headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(o.body);
-  }
-  return request(path, init, { service: 'the worker' });
-}
-
 // ------------------------------------------------------------------ session
 
 /** @param {Session} s the session's answer: its page limit and what is asked there */
@@ -133,39 +111,51 @@ function noteSession(s) {
   ask.hidden = false;
 }
 
-/** @param {string} key @returns {Promise<boolean>} whether the key opened a session */
+/**
+ * @param {string} key
+ * @returns {Promise<'open' | 'retry' | 'refused'>} the key opened a session, the worker did not
+ *   answer (ask again later), or the key was refused
+ */
 async function openSession(key) {
   /** @type {import('/ui/http.js').Answer<Session>} */
   const r = await call('POST', '/vnc/session', { key });
   if (!r.ok) {
     const refused = state.viaLink ? 'This link was refused: ' : 'That key was refused: ';
     message(r.status === 401 || r.status === 403 ? refused + r.message : r.message);
-    return false;
+    return passing(r) ? 'retry' : 'refused';
   }
   noteSession(r.body);
-  return true;
+  return 'open';
 }
 
 /**
- * A valid session cookie, from the fragment's key, an existing cookie or the panel's key.
+ * A valid session cookie, from the fragment's key, an existing cookie or the panel's key; or
+ * 'retry' when the worker did not answer, or 'asked' when the person is asked for the key.
  * @param {string | null} fragmentKey
+ * @returns {Promise<'open' | 'retry' | 'asked'>}
  */
 async function ensureSession(fragmentKey) {
-  if (fragmentKey && (await openSession(fragmentKey))) return true;
+  if (fragmentKey) {
+    const opened = await openSession(fragmentKey);
+    if (opened !== 'refused') return opened;
+  }
   /** @type {import('/ui/http.js').Answer<Session>} */
   const existing = await call('GET', '/vnc/session');
   if (existing.ok) {
     noteSession(existing.body);
-    return true;
+    return 'open';
   }
-  if (existing.status === 503 || existing.status === 0) {
+  if (passing(existing)) {
     message(existing.message);
-    return false;
+    return 'retry';
   }
   const saved = panelKey.read();
-  if (saved && (await openSession(saved))) return true;
+  if (saved) {
+    const opened = await openSession(saved);
+    if (opened !== 'refused') return opened;
+  }
   askForKey();
-  return false;
+  return 'asked';
 }
 
 const keyForm = byId('key-form', HTMLFormElement);
@@ -186,7 +176,7 @@ keyForm.addEventListener('submit', (ev) => {
 
 /** @param {string} key */
 async function useTypedKey(key) {
-  if (!(await openSession(key))) return;
+  if ((await openSession(key)) !== 'open') return;
   keyForm.hidden = true;
   message('');
   void begin();
@@ -250,7 +240,7 @@ async function reconnect() {
   if (r.status === 401 && state.viaLink) return linkEnded();
   if (r.status === 401) {
     const saved = state.fragmentKey || panelKey.read();
-    if (saved && (await openSession(saved))) return connect();
+    if (saved && (await openSession(saved)) === 'open') return connect();
     state.control = null;
     renderControl();
     return askForKey();
@@ -394,10 +384,20 @@ async function begin() {
   setInterval(() => void refreshPages(), PAGES_EVERY_MS);
 }
 
+/** Opens the session and begins; while the worker does not answer, asks again. */
+async function openView(/** @type {string | null} */ key) {
+  const opened = await ensureSession(key);
+  if (opened === 'open') return begin();
+  if (opened === 'retry') {
+    setStatus('connecting', 'Waiting for the browser…');
+    state.reconnectTimer = setTimeout(() => void openView(key), RECONNECT_MS * 2);
+  }
+}
+
 async function start() {
   const key = takeKeyFromUrl();
   if (!state.viaLink) state.fragmentKey = key;
-  if (await ensureSession(key)) await begin();
+  await openView(key);
 }
 
 void start();

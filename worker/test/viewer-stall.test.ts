@@ -1,0 +1,96 @@
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { ClientBrowser } from '@persona-browser/testkit/client-browser';
+import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import { pageProblems } from '@persona-browser/testkit/page-problems';
+import { viewerLive } from '@persona-browser/testkit/viewer';
+import type { RunningWorker } from '@persona-browser/testkit/worker';
+import { KEY, startWorker } from '@persona-browser/testkit/worker';
+
+/**
+ * A live view whose first call gets no answer (a connection lost on the way, a proxy that
+ * stalls): the viewer gives the call up after its deadline, says so, asks again and goes live,
+ * instead of showing "Starting…" for ever. A real worker and browser behind a proxy on loopback
+ * that holds the first `POST /vnc/session` unanswered and passes everything else on.
+ */
+
+let w: RunningWorker;
+let client: ClientBrowser;
+let proxy: http.Server;
+let proxyPort: number;
+const held: http.ServerResponse[] = [];
+const sessionCalls: string[] = [];
+
+beforeAll(async () => {
+  w = await startWorker({ persona: 'stalled' });
+  await w.waitInitialized();
+  const target = Number(new URL(w.url).port);
+  proxy = http.createServer((req, res) => {
+    if (req.method === 'POST' && req.url === '/vnc/session') {
+      sessionCalls.push(sessionCalls.length === 0 ? 'held' : 'passed');
+      if (sessionCalls.length === 1) {
+        held.push(res);
+        return;
+      }
+    }
+    const out = http.request(
+      { host: '127.0.0.1', port: target, path: req.url, method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    out.on('error', () => res.destroy());
+    req.pipe(out);
+  });
+  // The live view's WebSocket, passed on byte for byte.
+  proxy.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
+    const out = net.connect(target, '127.0.0.1', () => {
+      const lines = [`${req.method} ${req.url} HTTP/1.1`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2)
+        lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+      out.write(`${lines.join('\r\n')}\r\n\r\n`);
+      out.write(head);
+      out.pipe(socket);
+      socket.pipe(out);
+    });
+    out.on('error', () => socket.destroy());
+    socket.on('error', () => out.destroy());
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  proxyPort = (proxy.address() as AddressInfo).port;
+  client = await launchClientBrowser();
+});
+
+afterAll(async () => {
+  for (const res of held) res.destroy();
+  proxy?.closeAllConnections();
+  await new Promise<void>((r) => (proxy ? proxy.close(() => r()) : r()));
+  await client?.close();
+  await w?.stop();
+});
+
+test('a viewer whose first call is never answered says so, asks again and goes live', async () => {
+  const page = await client.browser.newPage();
+  const problems = pageProblems(page);
+  const said: string[] = [];
+  await page.exposeFunction('reportStatus', (text: string) => said.push(text));
+  await page.evaluateOnNewDocument(() => {
+    const report = (window as unknown as { reportStatus: (t: string) => void }).reportStatus;
+    new MutationObserver(() => {
+      const s = document.getElementById('status')?.textContent ?? '';
+      const m = document.getElementById('message')?.textContent ?? '';
+      report(`${s} | ${m}`);
+    }).observe(document, { subtree: true, childList: true, characterData: true });
+  });
+  await page.goto(`http://127.0.0.1:${proxyPort}/vnc/#key=${KEY}`, { waitUntil: 'load' });
+  await viewerLive(page, 90_000, problems);
+  expect(sessionCalls).toEqual(['held', 'passed']);
+  // What the person read meanwhile: that the worker did not answer, and that it waits for it.
+  expect(said.some((t) => t.startsWith('Waiting for the browser') && /no answer/.test(t))).toBe(
+    true,
+  );
+  expect(await page.$eval('#status', (e) => e.textContent)).toBe('Live');
+  await page.close();
+});
