@@ -7,7 +7,8 @@ export interface PageProblems {
 
 /**
  * Watches `page` from now on: requests that failed, answers of 400 and above, console errors (a
- * module that did not load is one), and the requests still unanswered when `lines()` is read.
+ * module that did not load is one), uncaught script errors, and the requests still unanswered
+ * when `lines()` is read.
  */
 export function pageProblems(page: Page): PageProblems {
   const problems: string[] = [];
@@ -24,6 +25,7 @@ export function pageProblems(page: Page): PageProblems {
   page.on('console', (m) => {
     if (m.type() === 'error') problems.push(`console: ${m.text()}`);
   });
+  page.on('pageerror', (err) => problems.push(`script error: ${String(err)}`));
   return {
     lines: () => [
       ...problems,

@@ -15,6 +15,7 @@ import type { Reply, RunningWaker } from '@persona-browser/testkit/waker';
 import { KEY, ROOT, call, freePort, until } from '@persona-browser/testkit/waker';
 import { startFleet } from '@persona-browser/testkit/fleet';
 import { openFleetPanel } from '@persona-browser/testkit/panel-server';
+import { pageProblems } from '@persona-browser/testkit/page-problems';
 import { viewerLive } from '@persona-browser/testkit/viewer';
 
 /**
@@ -461,8 +462,9 @@ describe('waker with the process driver', () => {
     const client = await launchClientBrowser();
     try {
       const page = await client.browser.newPage();
+      const problems = pageProblems(page);
       await page.goto(`http://127.0.0.1:${ports.alice}/vnc/#key=${KEY}`, { waitUntil: 'load' });
-      await viewerLive(page, 90_000);
+      await viewerLive(page, 90_000, problems);
       const before = workerPid(FLEET, 'alice');
       // The new worker knows nothing of the old session: the viewer opens one with the key the
       // address gave, without asking the person for it, and is live again.
@@ -475,7 +477,7 @@ describe('waker with the process driver', () => {
       ).toBe(200);
       expect(workerPid(FLEET, 'alice')).not.toBe(before);
       expect((await reopened).status()).toBe(200);
-      await viewerLive(page, 90_000);
+      await viewerLive(page, 90_000, problems);
       expect(await page.$eval('#key-form', (f) => (f as HTMLFormElement).hidden)).toBe(true);
       expect(await page.$eval('#status', (e) => e.textContent)).toBe('Live');
     } finally {

@@ -8,6 +8,8 @@ import { RfbClient } from '@persona-browser/testkit/rfb-client';
 import { RECORDER, seen } from '@persona-browser/testkit/recorder';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
+import type { PageProblems } from '@persona-browser/testkit/page-problems';
+import { pageProblems } from '@persona-browser/testkit/page-problems';
 import { viewerLive } from '@persona-browser/testkit/viewer';
 
 /**
@@ -94,10 +96,14 @@ async function newContext(): Promise<{ ctx: BrowserContext; page: Page; errors: 
   await page.setViewport({ width: 1280, height: 900 });
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(String(err)));
+  problemsOf.set(page, pageProblems(page));
   return { ctx, page, errors };
 }
 
-const waitLive = (page: Page): Promise<void> => viewerLive(page, WAIT_MS);
+/** What went wrong for each viewer page, named when it is not live in time. */
+const problemsOf = new WeakMap<Page, PageProblems>();
+
+const waitLive = (page: Page): Promise<void> => viewerLive(page, WAIT_MS, problemsOf.get(page));
 
 /** Waits until the viewer says it is in control of `rec` (a live link takes over at once). */
 const inControl = (page: Page): Promise<unknown> =>
