@@ -39,6 +39,33 @@ export class Observer {
     return (await page.evaluate(expression)) as T;
   }
 
+  /**
+   * `expression` in the tab whose URL contains `marker`, once that tab shows a document that
+   * began loading at or after `sinceMs` (ms since the epoch). A navigation another client made
+   * reaches this client's view a moment later: read meanwhile, the old document answers or
+   * its context ends under the call.
+   */
+  async readLoadedSince<T>(
+    marker: string,
+    sinceMs: number,
+    expression: string,
+    timeoutMs = 15_000,
+  ): Promise<T> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        const page = await this.page(marker);
+        if (await page.evaluate(`performance.timeOrigin >= ${sinceMs}`))
+          return (await page.evaluate(expression)) as T;
+      } catch (err) {
+        if (!/Execution context was destroyed|no tab with/.test(String(err))) throw err;
+      }
+      if (Date.now() > until)
+        throw new Error(`no document of ${marker} loaded since ${sinceMs} within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   async detach(): Promise<void> {
     await this.browser.disconnect();
   }

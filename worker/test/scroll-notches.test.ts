@@ -32,11 +32,13 @@ async function scrollAll(
   distances: number[],
   pageScript?: string,
 ): Promise<Array<{ distance: number; reported: number; seen: number[] }>> {
+  const asked = Date.now();
   const nav = await ctx.w.call<Body>('POST', '/api/v1/ops/p/navigate', {
     body: { url: `${ctx.site.url}/input` },
   });
   expect(nav.body.success).toBe(true);
-  if (pageScript) await ctx.eye.read('/input', pageScript);
+  // Into the document this navigation loaded, not the one before it.
+  if (pageScript) await ctx.eye.readLoadedSince('/input', asked, pageScript);
   await prim('hover-position', { x: 150, y: 700 });
   const calls = [];
   for (const distance of distances) {
