@@ -170,6 +170,9 @@ export function createApp(deps: AppDeps): express.Express {
   return app;
 }
 
+/** How long the worker keeps an idle keep-alive connection open for its client. */
+export const KEEP_ALIVE_MS = 65_000;
+
 /**
  * The worker's HTTP server as production runs it: the two status reads that monitors poll
  * hardest answered before express (fast-status.ts), everything else by the app.
@@ -180,6 +183,11 @@ export function createServer(deps: AppDeps): http.Server {
   const server = http.createServer((req, res) => {
     if (!quick(req, res)) app(req, res);
   });
+  // Clients close an idle connection first (a pool reads the `Keep-Alive: timeout` hint and
+  // stops a second early): at Node's 5 s, a client busy for a moment reused a connection the
+  // worker was closing, and its request failed ("other side closed").
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.headersTimeout = KEEP_ALIVE_MS + 1_000;
   const { live, cdp } = deps;
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     if (cdp && CdpEndpoint.wants(req)) cdp.upgrade(req, socket, head);

@@ -50,6 +50,14 @@ describe('navigator status', () => {
   });
 });
 
+describe('connections', () => {
+  test('an idle keep-alive connection is kept 65 s, and the answer says so: clients close first', async () => {
+    const r = await w.call('GET', '/api/v1/system/status', { auth: false });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('keep-alive')).toBe('timeout=65');
+  });
+});
+
 describe('ping', () => {
   test('answers after about 2 s with pong, commit, persona, activity and proxy_errors', async () => {
     const hash = git('rev-parse', 'HEAD');

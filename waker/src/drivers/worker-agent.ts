@@ -4,7 +4,8 @@ import type { Duplex } from 'node:stream';
 
 /**
  * How long a connection to a worker may wait unused in the pool: well under the 5 s a Node
- * server (the worker's) keeps an idle keep-alive connection before it closes it.
+ * server keeps an idle keep-alive connection by default before it closes it (the worker keeps
+ * its own longer; an older worker image may not).
  */
 export const IDLE_SOCKET_MS = 2_000;
 
