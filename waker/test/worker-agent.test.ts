@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { until } from '@persona-browser/testkit/waker';
 import { IDLE_SOCKET_MS, WorkerAgent } from '../src/drivers/worker-agent';
 
 /**
@@ -53,16 +54,6 @@ function get(port: number, agent: http.Agent): Promise<string> {
   });
 }
 
-async function until<T>(check: () => T | null, timeoutMs: number, what: string): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = check();
-    if (v !== null) return v;
-    if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 test('back-to-back requests share one connection; idle, the door closes it itself', async () => {
   const server = await startServer();
   const agent = new WorkerAgent();
@@ -72,7 +63,7 @@ test('back-to-back requests share one connection; idle, the door closes it itsel
     expect(server.accepted()).toBe(1);
     const freeAt = Date.now();
     const endedAt = await until(
-      () => server.endedByClient[0] ?? null,
+      async () => server.endedByClient[0] ?? null,
       IDLE_SOCKET_MS * 5,
       'the idle connection ended by the door',
     );

@@ -4,6 +4,7 @@ import { freePort, startFixture } from '@persona-browser/testkit/fixture';
 import { useSite } from '@persona-browser/testkit/site-worker';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { alive, browserPids, startWorker, xvfbPid } from '@persona-browser/testkit/worker';
+import { until } from '@persona-browser/testkit/waker';
 
 /**
  * A worker that dies outright (SIGKILL, the OOM killer, a power cut of its container) takes its
@@ -46,19 +47,18 @@ async function remember(w: RunningWorker, value: string | null): Promise<string>
  * Waits until Chromium has written `value` into the profile's local storage on disk: it commits
  * storage a moment after the page wrote it, and what a power cut meets is what is on disk.
  */
-async function storedOnDisk(w: RunningWorker, value: string, timeoutMs = 30_000): Promise<void> {
+async function storedOnDisk(w: RunningWorker, value: string): Promise<void> {
   const dir = path.join(w.profileDir, 'Default', 'Local Storage', 'leveldb');
   const needle = Buffer.from(value, 'latin1');
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const files = fs.existsSync(dir) ? fs.readdirSync(dir) : [];
-    if (files.some((f) => fs.readFileSync(path.join(dir, f)).includes(needle))) return;
-    if (Date.now() > until)
-      throw new Error(
-        `"${value}" not in ${dir} after ${timeoutMs} ms (files: ${files.join(', ')})`,
-      );
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await until(
+    async () =>
+      fs.existsSync(dir) &&
+      fs.readdirSync(dir).some((f) => fs.readFileSync(path.join(dir, f)).includes(needle))
+        ? true
+        : null,
+    30_000,
+    `"${value}" in ${dir}`,
+  );
 }
 
 test('SIGKILL of the worker ends its browser, display and VNC server; the persona starts again at once, its profile intact', async () => {
