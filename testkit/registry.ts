@@ -5,25 +5,20 @@
  * no engine is restarted; the namespaced engines of the Swarm test kit share this file system).
  * stop() removes the process, its storage, its certificates and the trust folder.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { runCommand } from './command';
 
 const CERTS_D = '/etc/docker/certs.d';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function run(cmd: string, args: string[], cwd: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(cmd, args, { cwd, timeout: 60_000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${cmd} ${args.join(' ')}: ${stderr.trim() || err.message}`));
-      else resolve(stdout);
-    });
-  });
-}
+const run = (cmd: string, args: string[], cwd: string): Promise<string> =>
+  runCommand(cmd, args, { cwd });
 
 /** A port free on `address` now (the registry binds it a moment later). */
 function freePortOn(address: string): Promise<number> {

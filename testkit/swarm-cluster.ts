@@ -5,16 +5,23 @@
  * over a bridge made for the run. Every name the cluster makes holds the run's id, and
  * teardown() removes all of it, also after a failure. Needs root (namespaces, veth, iptables).
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { listed, runCommand } from './command';
 import { freeBlock, rangesInUse } from './free-addresses';
 import { holdClusterLock } from './cluster-lock';
 import type { ClusterLock } from './cluster-lock';
 import { descendantsOf, killQuietly, pidsMatching } from './procs';
+import {
+  RUN_LABEL,
+  clearLeftoverCluster,
+  removeGatewayBridge,
+  swarmRunId,
+} from './swarm-leftovers';
 
 export interface SwarmNode {
   /** The node's hostname, as `node.hostname==…` placement constraints name it. */
@@ -32,17 +39,12 @@ export interface SwarmNode {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const MANAGER_HOST = process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock';
+/** The runs of this process's clusters not torn down yet. */
+const LIVE = new Set<string>();
 
 /** Runs a command with a hard timeout; resolves with stdout, rejects with stderr. */
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000) {
-  return new Promise<string>((resolve, reject) => {
-    const opts = { env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 64 << 20 };
-    execFile(cmd, args, opts, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${cmd} ${args.join(' ')}: ${stderr.trim() || err.message}`));
-      else resolve(stdout);
-    });
-  });
-}
+const run = (cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000) =>
+  runCommand(cmd, args, { env, timeoutMs });
 
 interface WorkerEngine {
   node: SwarmNode;
@@ -60,7 +62,6 @@ function swarmNode(hostname: string, address: string, host: string, ns: string |
   return { hostname, role, id: '', address, dockerHost: host, netns: ns };
 }
 
-const listed = (out: string): string[] => out.split('\n').filter(Boolean);
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** A running cluster, as a test holds it. */
@@ -133,6 +134,10 @@ export class SwarmCluster {
       const addr = await this.docker(m, ['info', '--format', '{{.Swarm.NodeAddr}}']);
       this.ownsSwarm = addr.trim() === m.address;
     });
+    // The label marks the swarm as this test kit's: a cluster whose process dies before its
+    // teardown is cleared by the next one (swarm-leftovers.ts), any other swarm refused.
+    const self = (await this.docker(m, ['info', '--format', '{{.Swarm.NodeID}}'])).trim();
+    await this.docker(m, ['node', 'update', '--label-add', `${RUN_LABEL}=${this.runId}`, self]);
     const token = (await this.docker(m, ['swarm', 'join-token', '-q', 'worker'])).trim();
     for (const node of this.workers) {
       const join = ['swarm', 'join', '--token', token, '--advertise-addr', node.address];
@@ -311,7 +316,7 @@ export class SwarmCluster {
       await leave(m);
       // Made by the first container on an overlay; a bridge of the host's, so it stays behind.
       if (!this.hadGwBridge) {
-        await attempt('remove docker_gwbridge', () => this.removeNetwork('docker_gwbridge'));
+        await attempt('remove docker_gwbridge', removeGatewayBridge);
       }
     }
     if (this.keepImages) {
@@ -362,6 +367,7 @@ export class SwarmCluster {
       }
       fs.rmSync(this.dir, { recursive: true, force: true });
     });
+    LIVE.delete(this.runId);
     this.lock?.release();
     this.lock = null;
     if (problems.length)
@@ -506,11 +512,20 @@ export async function startSwarmCluster(
   const lock = await holdClusterLock();
   let cluster: SwarmCluster;
   try {
-    const state = await run('docker', ['info', '--format', '{{.Swarm.LocalNodeState}}']);
-    if (state.trim() !== 'inactive') {
-      throw new Error(
-        `this machine's Docker engine is already in a swarm (state "${state.trim()}"): ` +
-          'refusing to touch it',
+    const state = (await run('docker', ['info', '--format', '{{.Swarm.LocalNodeState}}'])).trim();
+    if (state !== 'inactive') {
+      // Holding the lock, no other process has a cluster: a labeled swarm that is not one of
+      // this process's is what a dead run left.
+      const left = await swarmRunId();
+      if (!left || LIVE.has(left)) {
+        throw new Error(
+          `this machine's Docker engine is already in a swarm (state "${state}"): ` +
+            'refusing to touch it',
+        );
+      }
+      const removed = await clearLeftoverCluster(left);
+      process.stderr.write(
+        `cleared the test cluster a dead run left (${left}): ${removed.join(', ')}\n`,
       );
     }
     const used = await rangesInUse();
@@ -530,6 +545,7 @@ export async function startSwarmCluster(
     throw err;
   }
   cluster.lock = lock;
+  LIVE.add(cluster.runId);
   try {
     await cluster.start(opts.workers ?? 2);
     return cluster;
