@@ -12,8 +12,8 @@ module.exports = {
   ],
   // Integration tests run the built programs as users do: build once, before any test.
   globalSetup: '<rootDir>/jest.global-setup.js',
-  // Real browsers and displays: one file at a time in a jest run (`npm test` runs two side by
-  // side, scripts/test-lanes.cjs, one of them holding every file that needs the Docker engine).
+  // Real browsers and displays: one file at a time in a jest run (`npm test` runs four side by
+  // side, scripts/test-lanes.cjs, two of them holding the files that need the Docker engine).
   maxWorkers: 1,
   // Browser tests take seconds; their own deadlines are inside them.
   testTimeout: 120000,

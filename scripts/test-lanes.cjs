@@ -1,27 +1,32 @@
 #!/usr/bin/env node
 /**
- * The test run of `npm test`: every jest file, in three lanes side by side (`--lanes N`: 1 to 3).
+ * The test run of `npm test`: every jest file, in four lanes side by side (`--lanes N`: 1 to 4).
  *
- * - The engine lane first runs every file that needs the Docker engine (its image, its Swarm
- *   test cluster, a fault proxy in front of it), one after the other as before: those files spend
- *   most of their time waiting on the engine, and two of them at once would share its state.
+ * - Files that need the Docker engine (its image, a fault proxy in front of it) run one after
+ *   the other in an engine lane: they spend most of their time waiting on the engine. With four
+ *   lanes those that run a Swarm test cluster (this engine as its manager) have a lane of their
+ *   own, started at once with the files that need no persona image, while .ci/run still builds
+ *   it; the other engine files (the docker lane) start after a chunk of the queue, by which time
+ *   the image is near. The two never touch each other's containers, networks or images: each
+ *   file names its own.
  * - The other files wait in a queue, slowest first (by each file's seconds in the last measured
- *   run, .ci/test-seconds.json). The host lanes take a chunk of it at once, the engine lane once
- *   its own files are done; each lane takes the next chunk when its run ends, and the chunks
- *   shrink as the queue does. So the lanes end close together even when a lane starts late (the
- *   first engine file waits for the image build .ci/run started) or the figures are off. With two
- *   lanes, the cores sat idle while the engine lane waited on Docker and the host lane on a page;
- *   a second host lane takes that time.
+ *   run, .ci/test-seconds.json). The host lanes take a chunk of it at once, the engine lanes
+ *   once their own files are done; each lane takes the next chunk when its run ends, and the
+ *   chunks shrink as the queue does. So the lanes end close together even when a lane starts
+ *   late or the figures are off. The cores sit idle while an engine lane waits on Docker and a
+ *   host lane on a page: a second host lane takes that time.
  * - A file named in SOLO runs alone, once the lanes are done: it measures the machine.
- * - `--lint` runs `npm run lint` first in the host lane, while the others start their files (it
- *   reads the built packages and writes nothing): its failure fails the run as a test's does.
+ * - `--lint` runs `npm run lint` first in the host lane, at a low priority (nice), while the
+ *   others start their files (it reads the built packages and writes nothing): its failure fails
+ *   the run as a test's does.
  *
  * The packages are built once, before the lanes (their jest runs skip the global build). Each
  * line a lane prints starts with its name. The run ends with the ten slowest files and one line,
  * `jest: N passed, N failed`, over all lanes; it exits 1 when a test failed or a file did not
  * run. Arguments after `--` go to jest: patterns choose the files, options go to every run.
- * `--lanes 1` runs every file in one lane, as `jest --runInBand` does; `--record` writes the
- * run's seconds to .ci/test-seconds.json; `--plan` prints each lane's files and runs nothing.
+ * `--lanes 1` runs every file in one lane, as `jest --runInBand` does; `--lanes 3` keeps the
+ * engine files in one lane; `--record` writes the run's seconds to .ci/test-seconds.json;
+ * `--plan` prints each lane's files and runs nothing.
  */
 const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -43,19 +48,26 @@ const ENGINE_MARKS = [
   /@persona-browser\/testkit\/(image|swarm-cluster|docker-faults|registry)'/,
   /from 'dockerode'/,
 ];
+/** What a file imports when it runs a Swarm test cluster. */
+const SWARM_MARK = /@persona-browser\/testkit\/swarm-cluster'/;
+/** What a file does when it needs the persona image. */
+const IMAGE_MARK = /ensurePersonaImage|PERSONA_IMAGE\b|persona-browser:test/;
 
 const rel = (file) => path.relative(ROOT, file);
-const usesEngine = (file) => {
+const marked = (file, marks) => {
   if (file.endsWith('.unit.test.ts')) return false;
   const text = fs.readFileSync(file, 'utf8');
-  return ENGINE_MARKS.some((mark) => mark.test(text));
+  return marks.some((mark) => mark.test(text));
 };
+const usesEngine = (file) => marked(file, ENGINE_MARKS);
+const usesSwarm = (file) => marked(file, [SWARM_MARK]);
+const usesImage = (file) => marked(file, [IMAGE_MARK]);
 
 function parseArgs(argv) {
   const dash = argv.indexOf('--');
   const own = dash < 0 ? argv : argv.slice(0, dash);
   const jestArgs = dash < 0 ? [] : argv.slice(dash + 1);
-  let lanes = 3;
+  let lanes = 4;
   let record = false;
   let dry = false;
   let lint = false;
@@ -66,7 +78,7 @@ function parseArgs(argv) {
     else if (own[i] === '--lint') lint = true;
     else throw new Error(`test-lanes: unknown argument ${own[i]} (jest's go after --)`);
   }
-  if (![1, 2, 3].includes(lanes)) throw new Error('test-lanes: --lanes is 1, 2 or 3');
+  if (![1, 2, 3, 4].includes(lanes)) throw new Error('test-lanes: --lanes is 1, 2, 3 or 4');
   return { lanes, record, dry, lint, jestArgs };
 }
 
@@ -95,8 +107,9 @@ const UNMEASURED_S = 5;
 const MIN_CHUNK_S = 60;
 
 /**
- * The plan: engine files first in the engine lane, SOLO files apart, and the rest in a queue,
- * slowest first, from which each lane takes a chunk whenever it is free.
+ * The plan: engine files in the engine lanes (Swarm files apart with four lanes, those that need
+ * no persona image first), SOLO files apart, and the rest in a queue, slowest first, from which
+ * each lane takes a chunk whenever it is free.
  */
 function plan(files, lanes) {
   const seconds = knownSeconds();
@@ -106,13 +119,21 @@ function plan(files, lanes) {
   if (lanes === 1) return { lanes: [{ name: 'all', files: rest }], queue: [], solo, cost };
   const engine = rest.filter(usesEngine);
   const queue = rest.filter((f) => !usesEngine(f)).sort((a, b) => cost(b) - cost(a));
-  const named = [
-    { name: 'engine', files: engine },
-    { name: 'host', files: [] },
-  ];
-  for (let i = 2; i < lanes; i += 1) named.push({ name: `host${i}`, files: [] });
+  const named =
+    lanes === 4
+      ? [
+          { name: 'swarm', files: imageLast(engine.filter(usesSwarm)) },
+          { name: 'docker', files: engine.filter((f) => !usesSwarm(f)), chunkFirst: true },
+        ]
+      : [{ name: 'engine', files: imageLast(engine) }];
+  named.push({ name: 'host', files: [] });
+  for (let i = 2; named.length < lanes; i += 1) named.push({ name: `host${i}`, files: [] });
   return { lanes: named, queue, solo, cost };
 }
+
+/** The files that need no persona image first (they run while it is built), each part in name
+ * order. */
+const imageLast = (files) => [...files.filter((f) => !usesImage(f)), ...files.filter(usesImage)];
 
 /**
  * The next chunk of the queue for a lane that is free: a quarter of what is left for each lane,
@@ -142,7 +163,9 @@ function runJest(name, files, jestArgs, prefix) {
   const timings = path.join(os.tmpdir(), `test-lanes-${process.pid}-${name}.json`);
   fs.rmSync(timings, { force: true });
   const args = [jestBin, '--runInBand', '--runTestsByPath', ...files, ...options];
+  args.push('--testSequencer', path.join(__dirname, 'file-order-sequencer.cjs'));
   const env = { ...process.env, PERSONA_TESTS_BUILT: '1', JEST_TIMINGS_OUT: timings };
+  env.JEST_FILE_ORDER = JSON.stringify(files);
   // Each lane its own cache: two jest processes would otherwise write the same map.
   args.push('--cacheDirectory', path.join(os.tmpdir(), `jest-lane-${name}`));
   const child = spawn(process.execPath, args, {
@@ -186,7 +209,8 @@ function runJest(name, files, jestArgs, prefix) {
 /** `npm run lint`, its lines prefixed; resolves with its exit code. */
 function runLint(prefix) {
   const started = Date.now();
-  const child = spawn('npm', ['run', 'lint', '--silent'], {
+  // Niced: it takes the cores the tests and the image build leave.
+  const child = spawn('nice', ['-n', '10', 'npm', 'run', 'lint', '--silent'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -209,6 +233,8 @@ async function runLane(lane, p, jestArgs, prefix, lanes) {
   const started = Date.now();
   const results = [];
   if (lane.lint) lane.lintCode = await runLint(prefix);
+  const chunk = lane.chunkFirst ? takeChunk(p.queue, p.cost, lanes) : [];
+  if (chunk.length) results.push(await runJest(lane.name, chunk, jestArgs, prefix));
   if (lane.files.length) results.push(await runJest(lane.name, lane.files, jestArgs, prefix));
   for (;;) {
     const chunk = takeChunk(p.queue, p.cost, lanes);
@@ -235,7 +261,7 @@ async function main() {
   for (const l of p.lanes) {
     if (!l.files.length) continue;
     process.stdout.write(
-      `test-lanes: ${l.name}: ${l.files.length} files first, ~${estimate(l.files)} s\n`,
+      `test-lanes: ${l.name}: ${l.files.length} files ${l.chunkFirst ? 'after a chunk' : 'first'}, ~${estimate(l.files)} s\n`,
     );
     if (dry) for (const f of l.files) process.stdout.write(`    ${rel(f)}\n`);
   }
