@@ -33,8 +33,8 @@ export const INPUT_PAGE = `<!doctype html><html><head><meta charset="utf-8"><tit
   const rect = (el) => { const r = el.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width, h: r.height }; };
   addEventListener('click', (e) => log.clicks.push({ id: e.target.id, x: e.clientX, y: e.clientY, trusted: e.isTrusted, rect: rect(e.target), t: performance.now() }), true);
   addEventListener('mousemove', (e) => log.moves.push({ x: e.clientX, y: e.clientY, t: performance.now(), trusted: e.isTrusted, over: e.target.id }), true);
-  addEventListener('mousedown', (e) => log.downs.push({ t: performance.now(), trusted: e.isTrusted }), true);
-  addEventListener('mouseup', (e) => log.ups.push({ t: performance.now() }), true);
+  addEventListener('mousedown', (e) => log.downs.push({ t: e.timeStamp, trusted: e.isTrusted }), true);
+  addEventListener('mouseup', (e) => log.ups.push({ t: e.timeStamp }), true);
   addEventListener('keydown', (e) => log.keys.push({ key: e.key, code: e.code, shift: e.shiftKey, trusted: e.isTrusted, t: performance.now() }), true);
   addEventListener('focusin', (e) => log.focus.push(e.target.id), true);
   addEventListener('wheel', (e) => log.wheels.push({ dy: e.deltaY, x: e.clientX, y: e.clientY, trusted: e.isTrusted, t: performance.now() }), { capture: true, passive: true });

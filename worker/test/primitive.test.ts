@@ -73,9 +73,10 @@ describe('mouse', () => {
     expect(off).toBeGreaterThan(2);
     const downs = await log<Array<{ t: number }>>('__log.downs');
     const ups = await log<Array<{ t: number }>>('__log.ups');
+    // The press as the page's events date it: 50–150 ms however busy the page or the machine.
     const press = ups[0]!.t - downs[0]!.t;
-    expect(press).toBeGreaterThanOrEqual(45);
-    expect(press).toBeLessThanOrEqual(200);
+    expect(press).toBeGreaterThanOrEqual(49);
+    expect(press).toBeLessThanOrEqual(151);
   });
 
   test('click-position clicks exactly there; hover moves without clicking; the pointer persists', async () => {
