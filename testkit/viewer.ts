@@ -2,6 +2,13 @@ import type { Frame, Page } from 'puppeteer-core';
 import type { PageProblems } from './page-problems';
 
 /**
+ * How long a test gives the live view to connect: two of its tries (it gives up a call after
+ * 20 s, worker/panel/vnc/worker-call.js, and asks again 4 s later) and the connection itself. A
+ * machine under load left a first call unanswered in CI; the second try connected.
+ */
+export const VIEWER_CONNECT_MS = 60_000;
+
+/**
  * Waits until the live view in `frame` says it is connected (its status `connected`, "Live").
  * When it does not within `timeoutMs`, the error says what the viewer showed instead (its
  * status and its message to the person) and the `problems` pageProblems collected.

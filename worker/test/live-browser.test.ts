@@ -10,7 +10,7 @@ import { until } from '@persona-browser/testkit/waker';
 import { shown } from '@persona-browser/testkit/on-screen';
 import type { PageProblems } from '@persona-browser/testkit/page-problems';
 import { pageProblems } from '@persona-browser/testkit/page-problems';
-import { viewerLive } from '@persona-browser/testkit/viewer';
+import { VIEWER_CONNECT_MS, viewerLive } from '@persona-browser/testkit/viewer';
 
 /**
  * The live view as a person uses it: the viewer page (noVNC) and the control panel in a second,
@@ -60,7 +60,7 @@ function canvasInfo(frame: Page | Frame): Promise<{ w: number; h: number; colour
 const problemsOf = new WeakMap<Page, PageProblems>();
 const waitLive = (frame: Page | Frame): Promise<void> => {
   const page = 'page' in frame ? frame.page() : frame;
-  return viewerLive(frame, WAIT_MS, problemsOf.get(page));
+  return viewerLive(frame, VIEWER_CONNECT_MS, problemsOf.get(page));
 };
 
 beforeAll(async () => {

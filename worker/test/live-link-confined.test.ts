@@ -4,6 +4,8 @@ import { newTokenId, TokenSigner } from '@persona-browser/service-kit';
 import type { ClientBrowser } from '@persona-browser/testkit/client-browser';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
 import { Observer } from '@persona-browser/testkit/observer';
+import { pageProblems } from '@persona-browser/testkit/page-problems';
+import { VIEWER_CONNECT_MS, viewerLive } from '@persona-browser/testkit/viewer';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
 
@@ -81,16 +83,14 @@ interface Viewer {
 async function openViewer(fragment: string): Promise<Viewer> {
   const ctx = await client.browser.createBrowserContext();
   const page = await ctx.newPage();
+  const problems = pageProblems(page);
   await page.setViewport({ width: 1280, height: 900 });
   await page.goto(`${w.url}/vnc/#${fragment}`, { waitUntil: 'load' });
+  await viewerLive(page, VIEWER_CONNECT_MS, problems);
   await page.waitForFunction(
     () => {
       const c = document.querySelector<HTMLCanvasElement>('#screen canvas');
-      return (
-        document.getElementById('status')?.dataset.state === 'connected' &&
-        c?.width === 1920 &&
-        c.height === 1080
-      );
+      return c?.width === 1920 && c.height === 1080;
     },
     { timeout: WAIT_MS },
   );

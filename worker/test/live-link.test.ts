@@ -10,7 +10,7 @@ import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { KEY, sleep, startWorker } from '@persona-browser/testkit/worker';
 import type { PageProblems } from '@persona-browser/testkit/page-problems';
 import { pageProblems } from '@persona-browser/testkit/page-problems';
-import { viewerLive } from '@persona-browser/testkit/viewer';
+import { VIEWER_CONNECT_MS, viewerLive } from '@persona-browser/testkit/viewer';
 
 /**
  * The live view for a person who has no service key: a `live` token (of the waker, or the link
@@ -103,7 +103,8 @@ async function newContext(): Promise<{ ctx: BrowserContext; page: Page; errors: 
 /** What went wrong for each viewer page, named when it is not live in time. */
 const problemsOf = new WeakMap<Page, PageProblems>();
 
-const waitLive = (page: Page): Promise<void> => viewerLive(page, WAIT_MS, problemsOf.get(page));
+const waitLive = (page: Page): Promise<void> =>
+  viewerLive(page, VIEWER_CONNECT_MS, problemsOf.get(page));
 
 /** Waits until the viewer says it is in control of `rec` (a live link takes over at once). */
 const inControl = (page: Page): Promise<unknown> =>
