@@ -16,9 +16,10 @@
  *   late or the figures are off. The cores sit idle while an engine lane waits on Docker and a
  *   host lane on a page: a second host lane takes that time.
  * - A file named in SOLO runs alone, once the lanes are done: it measures the machine.
- * - `--lint` runs `npm run lint` first in the host lane, at a low priority (nice), while the
- *   others start their files (it reads the built packages and writes nothing): its failure fails
- *   the run as a test's does.
+ * - `--lint` runs `npm run lint` beside the lanes, at a low priority (nice): it takes the cores
+ *   the tests leave, and holds no lane up (first in a lane, it kept that lane's files waiting
+ *   520 s in CI). It reads the built packages and writes nothing; its failure fails the run as a
+ *   test's does.
  *
  * The packages are built once, before the lanes (their jest runs skip the global build). Each
  * line a lane prints starts with its name. The run ends with the ten slowest files and one line,
@@ -232,7 +233,6 @@ function runLint(prefix) {
 async function runLane(lane, p, jestArgs, prefix, lanes) {
   const started = Date.now();
   const results = [];
-  if (lane.lint) lane.lintCode = await runLint(prefix);
   const chunk = lane.chunkFirst ? takeChunk(p.queue, p.cost, lanes) : [];
   if (chunk.length) results.push(await runJest(lane.name, chunk, jestArgs, prefix));
   if (lane.files.length) results.push(await runJest(lane.name, lane.files, jestArgs, prefix));
@@ -253,10 +253,7 @@ async function main() {
   const { lanes, record, dry, lint, jestArgs } = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const p = plan(listTests(jestArgs), lanes);
-  // Lint goes first in a lane that starts on the queue (the host lane; the only one of one).
-  const linter = p.lanes.find((l) => l.name === 'host') ?? p.lanes[0];
-  if (lint && linter) linter.lint = true;
-  const runs = p.lanes.filter((l) => l.lint || l.files.length || p.queue.length);
+  const runs = p.lanes.filter((l) => l.files.length || p.queue.length);
   const estimate = (files) => Math.round(files.reduce((acc, f) => acc + p.cost(f), 0));
   for (const l of p.lanes) {
     if (!l.files.length) continue;
@@ -274,9 +271,11 @@ async function main() {
     cwd: ROOT,
     stdio: 'inherit',
   });
+  const linting = lint ? runLint(runs.length > 0) : Promise.resolve(0);
   const results = (
     await Promise.all(runs.map((l) => runLane(l, p, jestArgs, runs.length > 1, runs.length)))
   ).flat();
+  const linted = await linting;
   if (p.solo.length) results.push(await runJest('solo', p.solo, jestArgs, true));
 
   const timed = results.flatMap((r) => r.result?.files ?? []).sort((a, b) => b.s - a.s);
@@ -304,7 +303,6 @@ async function main() {
   }
   const wall = Math.round((Date.now() - started) / 1000);
   const tail = skipped ? `, ${skipped} skipped` : '';
-  const linted = linter?.lint ? linter.lintCode : 0;
   if (linted !== 0)
     process.stdout.write(`failed: npm run lint (exit ${linted}), its output above\n`);
   process.stdout.write(`\njest: ${passed} passed, ${failed} failed${tail} (${wall} s)\n`);

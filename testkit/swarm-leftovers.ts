@@ -57,7 +57,8 @@ export async function clearLeftoverCluster(runId: string): Promise<string[]> {
   const step = async (what: string, body: () => Promise<boolean>): Promise<void> => {
     await body().then(
       (did) => did && removed.push(what),
-      (err: unknown) => problems.push(`${what}: ${err instanceof Error ? err.message : err}`),
+      (err: unknown) =>
+        problems.push(`${what}: ${err instanceof Error ? err.message : String(err)}`),
     );
   };
   await step('services', async () => {

@@ -247,6 +247,7 @@ test(
     const next = fleetRepo().push('Tests: a note', { 'worker/test/note.txt': 'A note.\n' });
     const after = await s.waitFor('updated', idleOn(next), 10 * 60_000);
     const samples = await pings.stop();
+    console.log(`good commit rolled out, step ms: ${JSON.stringify(after.last_update?.timings)}`);
     expect(after.last_update).toMatchObject({ from: before, to: next, result: 'ok' });
     expect(after.last_update?.timings.image).toBeUndefined();
     expect(after.last_update?.timings.push).toEqual(expect.any(Number));
@@ -285,6 +286,7 @@ test(
       25 * 60_000,
     );
     const given = await specs.stop();
+    console.log(`bad commit rolled back, step ms: ${JSON.stringify(after.last_update?.timings)}`);
     // The bad commit's image was built and pushed, and only the first node ran it: its gate
     // failed there, naming it, and the nodes after it never ran the bad commit.
     expect(after.last_update?.timings.image).toEqual(expect.any(Number));
