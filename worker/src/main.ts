@@ -1,6 +1,7 @@
 import { Lifecycle } from '@persona-browser/service-kit';
 import type { Logger } from '@persona-browser/service-kit';
 import { crashOnFile } from './startup/crash-file';
+import { pageScoped } from './startup/crash-policy';
 import { PROGRAM, readSettings } from './startup/settings';
 import { workerStartup } from './startup/worker-startup';
 
@@ -8,8 +9,8 @@ import { workerStartup } from './startup/worker-startup';
 const CRASH_STOP_MS = 30_000;
 
 /**
- * An exception nothing caught, or a rejection nothing handled, leaves the worker in a state no
- * one knows: it is logged, every step stops in reverse (the browser and the display with them)
+ * An exception nothing caught, or a rejection nothing handled that is not one page's
+ * (`pageScoped`: that one is logged as a warning), leaves the worker in a state no one knows: it is logged, every step stops in reverse (the browser and the display with them)
  * and the worker exits 1, for whoever runs it to start it afresh. A stop that hangs does not
  * keep it alive: CRASH_STOP_MS later it exits 1 all the same. A further crash while it stops
  * is logged only.
@@ -26,7 +27,10 @@ function exitOnCrash(life: Lifecycle, logger: Logger): void {
     void life.exit(reason, 1);
   };
   process.on('uncaughtException', (err) => crash(err, 'uncaught exception'));
-  process.on('unhandledRejection', (err) => crash(err, 'unhandled rejection'));
+  process.on('unhandledRejection', (err) => {
+    if (pageScoped(err)) logger.warn('a page went away under a call nothing awaited', { err });
+    else crash(err, 'unhandled rejection');
+  });
 }
 
 /**

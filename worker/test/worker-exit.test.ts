@@ -12,7 +12,7 @@ import { browserPids, startWorker, xvfbPid } from '@persona-browser/testkit/work
 
 /**
  * However the worker ends, it ends whole: an uncaught exception stops every step in reverse and
- * exits 1, a SIGTERM while it is still starting stops what started and what was still starting,
+ * exits 1 (a page's rejection nothing handled is only logged), a SIGTERM while it is still starting stops what started and what was still starting,
  * and exits 0. Neither leaves its Xvfb or its Chromium behind.
  */
 
@@ -73,8 +73,8 @@ describe('an uncaught exception', () => {
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-crash-'));
     crashFile = path.join(dir, 'crash-now');
-    controlFile = path.join(dir, 'never-written');
-    // Both watch for a file; the control's never comes: the variable alone crashes nothing.
+    controlFile = path.join(dir, 'page-rejection');
+    // Both watch for a file; the control's asks for a page's rejection, which crashes nothing.
     [crashing, control] = await Promise.all([
       startWorker({ env: { PB_TEST_CRASH_FILE: crashFile } }),
       startWorker({ env: { PB_TEST_CRASH_FILE: controlFile } }),
@@ -119,13 +119,22 @@ describe('an uncaught exception', () => {
     );
   });
 
-  test('the worker whose file never comes keeps running, browser and display too', async () => {
-    expect(crashing.proc.exitCode).toBe(1);
+  test("a page's rejection nothing handled is logged, and the worker keeps running, browser and display too", async () => {
+    const browser = browserPids(control);
+    fs.writeFileSync(controlFile, 'page');
+    const warning = (): number =>
+      positions(control.logs, ['a page went away under a call nothing awaited'])[0] ?? -1;
+    expect(await until(() => warning() >= 0, 10_000)).toBe(true);
+    expect(fs.existsSync(controlFile)).toBe(false);
+    expect(entries(control.logs)[warning()]).toMatchObject({
+      level: 'warn',
+      err: { name: 'ProtocolError', message: 'Protocol error (Test.call): Target closed' },
+    });
     expect((await control.call('GET', '/api/v1/system/ping')).status).toBe(200);
     const status = await control.call('GET', '/api/v1/system/status', { auth: false });
     expect(status.body).toMatchObject({ initialized: true });
     expect(isAlive(xvfbPid(control))).toBe(true);
-    expect(browserPids(control).length).toBeGreaterThan(0);
+    expect(browserPids(control)).toEqual(browser);
     expect(positions(control.logs, ['uncaught exception', 'shutting down'])).toEqual([-1, -1]);
   });
 });
