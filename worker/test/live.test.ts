@@ -104,10 +104,9 @@ describe('viewer page and noVNC assets', () => {
     expect(r.headers.get('referrer-policy')).toBe('no-referrer');
     expect(r.headers.get('content-security-policy')).toMatch(/default-src 'self'/);
     const html = await r.text();
-    expect(html).toContain('/vnc/boot.js');
-    const boot = await fetch(`${w.url}/vnc/boot.js`);
+    expect(html).toContain('<script src="/ui/boot.js" data-module="/vnc/viewer.js"></script>');
+    const boot = await fetch(`${w.url}/ui/boot.js`);
     expect(boot.headers.get('content-type')).toMatch(/javascript/);
-    expect(await boot.text()).toContain("'/vnc/viewer.js'");
     const js = await fetch(`${w.url}/vnc/viewer.js`);
     expect(js.headers.get('content-type')).toMatch(/javascript/);
     expect(await js.text()).toContain("from '/vnc/novnc/core/rfb.js'");
