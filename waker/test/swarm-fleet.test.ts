@@ -319,7 +319,7 @@ test('personas run on the nodes that hold them and answer through their ports on
       await client.close();
     }
   });
-});
+}, 600_000); // Its steps name what they waited for: the first waits up to 180 s.
 
 test('a node whose engine stops takes only its own personas down, named, and brings them back', async () => {
   const w = running();

@@ -163,13 +163,17 @@ describe('navigate, extract-content, screenshot', () => {
   });
 
   test('screenshot is a PNG of the viewport; full=true adds the whole page and leaves the viewport as it was', async () => {
-    await w.call('POST', `/api/v1/ops/${id}/navigate`, { body: { url: `${site.url}/tall` } });
+    const nav = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
+      body: { url: `${site.url}/tall` },
+    });
+    expect(nav.body).toMatchObject({ success: true });
     const png = (b64: string): { w: number; h: number } => {
       const buf = Buffer.from(b64, 'base64');
       expect(buf.subarray(1, 4).toString()).toBe('PNG');
       return { w: buf.readUInt32BE(16), h: buf.readUInt32BE(20) };
     };
     const plain = await w.call<Body>('GET', `/api/v1/ops/${id}/screenshot`);
+    expect(plain.body).toMatchObject({ success: true });
     expect(plain.body.full_screenshot).toBeNull();
     expect(plain.body.url).toBe(`${site.url}/tall`);
     const view = png(plain.body.screenshot as string);
@@ -188,6 +192,8 @@ describe('navigate, extract-content, screenshot', () => {
 
   test('an unreachable site is a browser-level failure: 200 with success false, page still usable', async () => {
     const closed = await freePort();
+    // Counted from here: a failure of another test on this page counts on it too.
+    const before = Number((await pageEntry(id))?.error_count);
     const r = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
       body: { url: `http://127.0.0.1:${closed}/` },
     });
@@ -197,7 +203,7 @@ describe('navigate, extract-content, screenshot', () => {
       error: expect.stringMatching(/ERR_CONNECTION_REFUSED/),
       page_id: id,
     });
-    expect(await pageEntry(id)).toMatchObject({ state: 'error', error_count: 1 });
+    expect(await pageEntry(id)).toMatchObject({ state: 'error', error_count: before + 1 });
     const ok = await w.call<Body>('POST', `/api/v1/ops/${id}/navigate`, {
       body: { url: `${site.url}/second` },
     });
