@@ -10,8 +10,9 @@ const CRASH_STOP_MS = 30_000;
 
 /**
  * An exception nothing caught, or a rejection nothing handled that is not one page's
- * (`pageScoped`: that one is logged as a warning), leaves the worker in a state no one knows: it is logged, every step stops in reverse (the browser and the display with them)
- * and the worker exits 1, for whoever runs it to start it afresh. A stop that hangs does not
+ * (`pageScoped`: that one is logged as a warning), leaves the worker in a state no one knows:
+ * it is logged, every step stops in reverse (the browser and the display with them) and the
+ * worker exits 1, for whoever runs it to start it afresh. A stop that hangs does not
  * keep it alive: CRASH_STOP_MS later it exits 1 all the same. A further crash while it stops
  * is logged only.
  */
