@@ -740,6 +740,10 @@ test('on a node, a persona sleeps lightly: its task stays with the browser close
   const asleep = await commands();
   expect(asleep).toContain('node');
   expect(asleep).not.toContain('chromium');
+  // How long the browser took to close (its profile written), for a failure below to be read by.
+  const logs = await cluster.docker(n, ['logs', container]);
+  const closeLine = logs.split('\n').filter((l) => /browser closed|did not close/.test(l));
+  process.stderr.write(`carol's browser close: ${closeLine.slice(-1)[0] ?? '(no line)'}\n`);
 
   const started = Date.now();
   expect(await visit('carol', 'light-read', '/read')).toContain('cookie=pb_swarm=light');

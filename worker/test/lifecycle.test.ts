@@ -64,6 +64,27 @@ describe('navigator states', () => {
     expect(content.body.title).toBe('stored:kept');
   });
 
+  test('a cookie set the moment before a stop is there after the start, every time', async () => {
+    // The browser writes its cookies to the profile as it closes: a stop that ends the browser
+    // before it has written them loses what the site set last (a persona's login, kept in light
+    // sleep). Several rounds, each stopping right after the cookie is set.
+    const title = async (): Promise<unknown> =>
+      (await w.call<Body>('POST', '/api/v1/ops/c/extract-content')).body.title;
+    for (let round = 1; round <= 4; round++) {
+      const value = `round${round}`;
+      await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'c' } });
+      await w.call('POST', '/api/v1/ops/c/navigate', {
+        body: { url: `${file.site.url}/cookie?v=${value}` },
+      });
+      expect(await title()).toBe(`cookies:persona=${value}`);
+      expect((await w.call<Body>('GET', '/api/v1/system/stop')).body.success).toBe(true);
+      expect((await w.call<Body>('GET', '/api/v1/system/start')).body.success).toBe(true);
+      await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'c' } });
+      await w.call('POST', '/api/v1/ops/c/navigate', { body: { url: `${file.site.url}/cookie` } });
+      expect({ round, title: await title() }).toEqual({ round, title: `cookies:persona=${value}` });
+    }
+  });
+
   test('start while running restarts: old pages and old browser processes are gone', async () => {
     const before = browserPids(w);
     expect(

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import type { Browser } from 'puppeteer-core';
 import type { NavigatorStatus, PageState } from '@persona-browser/contracts';
 import { NotInitialized } from '../errors';
@@ -59,6 +60,12 @@ export type { NavigatorStatus } from '@persona-browser/contracts';
 
 const RELAUNCH_DELAY_MS = 1_000;
 const RELAUNCH_ATTEMPTS = 5;
+/**
+ * How long a closing browser has to write its profile (cookies set in the last seconds are in
+ * memory until it does) and exit before its processes are killed: under the 20 s a container is
+ * given to stop, and a busy machine's close takes a few seconds.
+ */
+const BROWSER_CLOSE_MS = 15_000;
 
 /** Owns the browser process and the pool on top of it; start, stop and restart (docs/api.md). */
 export class Navigator {
@@ -331,10 +338,26 @@ export class Navigator {
     if (!browser) return;
     const proc = browserProcess(browser);
     pool?.closeAll();
-    await Promise.race([
-      browser.close().catch(() => undefined),
-      new Promise((resolve) => setTimeout(resolve, 5_000)),
+    const started = Date.now();
+    // Done when the process has exited (a close command that failed may still have begun it).
+    const ended = browser
+      .close()
+      .catch(() => undefined)
+      .then(() => (proc ? exited(proc) : undefined));
+    let timer: NodeJS.Timeout | undefined;
+    const closed = await Promise.race([
+      ended.then(() => true),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), BROWSER_CLOSE_MS))),
     ]);
+    clearTimeout(timer);
+    const ms = Date.now() - started;
+    if (closed) this.opts.logger.info('browser closed', { ms });
+    else
+      this.opts.logger.warn(
+        `the browser did not close within ${BROWSER_CLOSE_MS / 1000} s: its processes are killed, ` +
+          'and what it had not written to the profile yet is lost',
+        { ms },
+      );
     // Whatever did not exit politely goes with its whole process group.
     if (proc?.pid && proc.exitCode === null) {
       try {
@@ -344,4 +367,10 @@ export class Navigator {
       }
     }
   }
+}
+
+/** Resolves when the process has exited (at once when it has). */
+function exited(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => proc.once('exit', () => resolve()));
 }
