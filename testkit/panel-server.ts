@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express from 'express';
 import type { Browser, Page } from 'puppeteer-core';
-import { pageProblems } from './page-problems';
+import { openWithKey } from './panel-key';
 import type { PersonaInfo, SupervisorStatus } from '@persona-browser/contracts';
 import { UPDATE_STEPS_MODULE } from '@persona-browser/contracts';
 
@@ -173,18 +173,7 @@ export async function openFleetPanel(
 ): Promise<Page> {
   const page = await browser.newPage();
   page.on('pageerror', (e) => o.errors.push(String(e)));
-  // What went wrong on the way, for the error when the key card never shows.
-  const problems = pageProblems(page);
   await page.setViewport({ width: o.width, height: o.height ?? 900 });
-  await page.goto(`${base}/`, { waitUntil: 'load' });
-  await page.waitForSelector('#key-input', { visible: true }).catch(async (err: unknown) => {
-    const shown = await page.evaluate(() => document.body?.innerText ?? '').catch(String);
-    throw new Error(
-      `the fleet panel at ${base}/ showed no key card (${String(err)}); ` +
-        `it showed "${shown.slice(0, 300)}"; on the way: ${problems.lines().join('; ') || 'nothing failed'}`,
-    );
-  });
-  await page.type('#key-input', o.key);
-  await page.click('#key-save');
+  await openWithKey(page, `${base}/`, o.key);
   return page;
 }

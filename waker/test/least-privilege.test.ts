@@ -12,6 +12,7 @@ import { fleetPids, workerPid } from '@persona-browser/testkit/fleet-procs';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
 import { KEY, ROOT, freePort, startWaker, until } from '@persona-browser/testkit/waker';
 import { startFleet } from '@persona-browser/testkit/fleet';
+import { openWithKey } from '@persona-browser/testkit/panel-key';
 
 /**
  * Least privilege at the front door, on the process driver with real workers: nothing wakes a
@@ -402,9 +403,7 @@ describe('in a browser', () => {
     const panel = await client.browser.newPage();
     let viewer: Page | null = null;
     try {
-      await panel.goto(`${waker.url}/`, { waitUntil: 'load' });
-      await panel.type('#key-input', KEY);
-      await panel.click('#key-save');
+      await openWithKey(panel, `${waker.url}/`, KEY);
       const share = 'button[data-action="share"][data-persona="alice"]:not([disabled])';
       await panel.waitForSelector(share);
       await panel.click(share);

@@ -14,6 +14,7 @@ import {
   until,
 } from '@persona-browser/testkit/waker';
 import { fleetEnv } from '@persona-browser/testkit/fleet';
+import { openWithKey } from '@persona-browser/testkit/panel-key';
 
 /**
  * The fleet's memory budget on a real process fleet (real workers, real Chromium). A first
@@ -258,9 +259,7 @@ describe('FLEET_MEMORY_LIMIT_MB of one heavy persona', () => {
     client = await launchClientBrowser();
     const browser: Browser = client.browser;
     const page = await browser.newPage();
-    await page.goto(`${w.url}/`, { waitUntil: 'load' });
-    await page.type('#key-input', KEY);
-    await page.click('#key-save');
+    await openWithKey(page, `${w.url}/`, KEY);
     const sel = 'tr[data-persona="b"] [data-field="error"]';
     await page.waitForSelector(sel, { timeout: 15_000 });
     const shown = await page.$eval(sel, (e) => (e as HTMLElement).innerText.trim());

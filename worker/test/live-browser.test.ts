@@ -11,6 +11,7 @@ import { shown } from '@persona-browser/testkit/on-screen';
 import type { PageProblems } from '@persona-browser/testkit/page-problems';
 import { pageProblems } from '@persona-browser/testkit/page-problems';
 import { VIEWER_CONNECT_MS, viewerLive } from '@persona-browser/testkit/viewer';
+import { openWithKey } from '@persona-browser/testkit/panel-key';
 
 /**
  * The live view as a person uses it: the viewer page (noVNC) and the control panel in a second,
@@ -240,9 +241,7 @@ test('the panel shows the live view beside the pool, with "Take control" per pag
   await freshRecorder();
   const { ctx, page } = await newContext();
   await page.setViewport({ width: 1600, height: 1000 });
-  await page.goto(`${w.url}/`, { waitUntil: 'load' });
-  await page.type('#key-input', KEY);
-  await page.click('#key-save');
+  await openWithKey(page, `${w.url}/`, KEY);
   await page.waitForSelector('#live-frame:not([hidden])', { timeout: WAIT_MS });
   const frame = (await (await page.$('#live-frame'))!.contentFrame())!;
   await waitLive(frame);

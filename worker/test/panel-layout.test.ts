@@ -11,6 +11,7 @@ import {
 } from '@persona-browser/testkit/on-screen';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { KEY, startWorker } from '@persona-browser/testkit/worker';
+import { openWithKey } from '@persona-browser/testkit/panel-key';
 
 /**
  * The control panel's layout as a person sees it at a phone's, a tablet's and a desktop's
@@ -38,9 +39,7 @@ beforeAll(async () => {
   browser = client.browser;
   page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 900 });
-  await page.goto(`${w.url}/`, { waitUntil: 'load' });
-  await page.type('#key-input', KEY);
-  await page.click('#key-save');
+  await openWithKey(page, `${w.url}/`, KEY);
   await page.waitForFunction(
     () =>
       document.querySelectorAll('#nav-details dd').length === 6 &&
@@ -56,9 +55,25 @@ afterAll(async () => {
 
 async function atWidth(width: number): Promise<void> {
   await page.setViewport({ width, height: 900 });
-  // Two animation frames: the new width is laid out and painted.
-  await page.evaluate(
-    () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(null)))),
+  // The new width is laid out once the page has it and the place of every element stays the
+  // same over three animation frames (the panel's own scripts may still move things after the
+  // first: a status refresh, a live frame sized to its card).
+  await page.waitForFunction(
+    (w: number) => {
+      const g = window as unknown as { layoutSeen?: { text: string; frames: number } };
+      if (window.innerWidth !== w) return false;
+      const text = [...document.querySelectorAll('main *')]
+        .map((e) => {
+          const r = e.getBoundingClientRect();
+          return `${r.x},${r.y},${r.width},${r.height}`;
+        })
+        .join(';');
+      const seen = g.layoutSeen;
+      g.layoutSeen = { text, frames: seen?.text === text ? seen.frames + 1 : 0 };
+      return g.layoutSeen.frames >= 3;
+    },
+    { polling: 'raf', timeout: WAIT_MS },
+    width,
   );
 }
 

@@ -9,6 +9,7 @@ import { shownTexts } from '@persona-browser/testkit/on-screen';
 import { manifest, writePluginTree } from '@persona-browser/testkit/plugin-tree';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { KEY, startWorker } from '@persona-browser/testkit/worker';
+import { openWithKey } from '@persona-browser/testkit/panel-key';
 import { decodeApng, share } from './apng-decode';
 
 /**
@@ -214,10 +215,7 @@ describe('the panel', () => {
     client = await launchClientBrowser();
     const page = await client.browser.newPage();
     await page.setViewport({ width: 1280, height: 900 });
-    await page.goto(`${w.url}/`, { waitUntil: 'load' });
-    await page.waitForSelector('#key-form:not([hidden])', { timeout: 20_000 });
-    await page.type('#key-input', KEY);
-    await page.click('#key-save');
+    await openWithKey(page, `${w.url}/`, KEY);
     await page.waitForSelector('#recordings-body tr', { timeout: 20_000 });
     const rows = await shownTexts(page, '#recordings-body tr');
     const paintRow = rows.findIndex((t) => /rec\/paint\s*a\s*ok/.test(t));
