@@ -62,7 +62,7 @@ async function atWidth(width: number): Promise<void> {
     (w: number) => {
       const g = window as unknown as { layoutSeen?: { text: string; frames: number } };
       if (window.innerWidth !== w) return false;
-      const text = [...document.querySelectorAll('main *')]
+      const text = Array.from(document.querySelectorAll('main *'))
         .map((e) => {
           const r = e.getBoundingClientRect();
           return `${r.x},${r.y},${r.width},${r.height}`;
