@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import type { Browser } from 'puppeteer-core';
 import type { NavigatorStatus, PageState } from '@persona-browser/contracts';
 import { NotInitialized } from '../errors';
@@ -7,6 +6,7 @@ import type { PlatformDisguise } from '../identity/platform-browser';
 import { agentSwitchFor, disguisePlatform } from '../identity/platform-browser';
 import type { Logger } from '@persona-browser/service-kit';
 import { browserProcess, browserWire } from '../devtools/chromium-launcher';
+import { groupEnded } from './process-group';
 import { GuestMux } from '../devtools/guest-mux';
 import type { GuestCommand } from '../devtools/guest-policy';
 import { launchBrowser, takeStartupTab } from './launch';
@@ -339,27 +339,31 @@ export class Navigator {
     const proc = browserProcess(browser);
     pool?.closeAll();
     const started = Date.now();
-    // Done when the process has exited (a close command that failed may still have begun it).
-    const ended = browser
-      .close()
-      .catch(() => undefined)
-      .then(() => (proc ? exited(proc) : undefined));
-    let timer: NodeJS.Timeout | undefined;
-    const closed = await Promise.race([
-      ended.then(() => true),
-      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), BROWSER_CLOSE_MS))),
-    ]);
-    clearTimeout(timer);
+    const until = started + BROWSER_CLOSE_MS;
+    const closing = browser.close().catch(() => undefined);
+    // Closed once every process of its group has ended, the helpers too (the network service
+    // writes the cookies as it ends), not only the main one; a close command that failed may
+    // still have begun the close.
+    const closed = proc?.pid
+      ? await groupEnded(proc.pid, until)
+      : await Promise.race([
+          closing.then(() => true),
+          new Promise<false>((resolve) => {
+            setTimeout(() => resolve(false), BROWSER_CLOSE_MS).unref();
+          }),
+        ]);
     const ms = Date.now() - started;
-    if (closed) this.opts.logger.info('browser closed', { ms });
-    else
-      this.opts.logger.warn(
-        `the browser did not close within ${BROWSER_CLOSE_MS / 1000} s: its processes are killed, ` +
-          'and what it had not written to the profile yet is lost',
-        { ms },
-      );
+    if (closed) {
+      this.opts.logger.info('browser closed', { ms });
+      return;
+    }
+    this.opts.logger.warn(
+      `the browser did not close within ${BROWSER_CLOSE_MS / 1000} s: its processes are killed, ` +
+        'and what it had not written to the profile yet is lost',
+      { ms },
+    );
     // Whatever did not exit politely goes with its whole process group.
-    if (proc?.pid && proc.exitCode === null) {
+    if (proc?.pid) {
       try {
         process.kill(-proc.pid, 'SIGKILL');
       } catch {
@@ -367,10 +371,4 @@ export class Navigator {
       }
     }
   }
-}
-
-/** Resolves when the process has exited (at once when it has). */
-function exited(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => proc.once('exit', () => resolve()));
 }
