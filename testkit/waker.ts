@@ -111,6 +111,11 @@ export interface RunningWaker {
     state: PersonaState | PersonaState[],
     timeoutMs?: number,
   ): Promise<PersonaInfo>;
+  /**
+   * Waits for its start to end ("fleet started"): the API listens before the workers an earlier
+   * waker left are taken over, and a wake until then is a 503 ("the waker is starting").
+   */
+  started(timeoutMs?: number): Promise<void>;
   /** SIGTERM; resolves with the exit code. */
   stop(): Promise<number | null>;
 }
@@ -201,6 +206,19 @@ export async function startWaker(env: Record<string, string>): Promise<RunningWa
       throw new Error(
         `${name} not ${wanted.join('|')} within ${timeoutMs} ms: ${JSON.stringify(last)}`,
       );
+    },
+    started: async (timeoutMs = 120_000) => {
+      const deadline = Date.now() + timeoutMs;
+      while (!logs.some((l) => l.includes('"message":"fleet started"'))) {
+        if (proc.exitCode !== null) throw new Error(`waker exited before its fleet started`);
+        if (Date.now() > deadline) {
+          throw new Error(
+            `the waker's fleet did not start within ${timeoutMs} ms; its last lines:\n` +
+              logs.slice(-10).join('\n'),
+          );
+        }
+        await sleep(50);
+      }
     },
     stop: async () => {
       stopping = true;
