@@ -67,10 +67,10 @@ describe('navigator states', () => {
   test('a cookie set the moment before a stop is there after the start, every time', async () => {
     // The browser writes its cookies to the profile as it closes: a stop that ends the browser
     // before it has written them loses what the site set last (a persona's login, kept in light
-    // sleep). Several rounds, each stopping right after the cookie is set.
+    // sleep). Two rounds, each stopping right after the cookie is set.
     const title = async (): Promise<unknown> =>
       (await w.call<Body>('POST', '/api/v1/ops/c/extract-content')).body.title;
-    for (let round = 1; round <= 4; round++) {
+    for (let round = 1; round <= 2; round++) {
       const value = `round${round}`;
       await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'c' } });
       await w.call('POST', '/api/v1/ops/c/navigate', {
