@@ -6,6 +6,7 @@ import { useSite } from '@persona-browser/testkit/site-worker';
 import { Observer } from '@persona-browser/testkit/observer';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
 import { alive, browserPids, startWorker, xvfbPid } from '@persona-browser/testkit/worker';
+import { parentOf } from '@persona-browser/testkit/procs';
 
 type Body = Record<string, any>;
 const file = useSite(startFixture);
@@ -83,6 +84,26 @@ describe('navigator states', () => {
       await w.call('POST', '/api/v1/ops/c/navigate', { body: { url: `${file.site.url}/cookie` } });
       expect({ round, title: await title() }).toEqual({ round, title: `cookies:persona=${value}` });
     }
+  });
+
+  test('a browser that does not close is killed with its helpers after 15 s, and the stop answers', async () => {
+    const pids = browserPids(w);
+    // Its main process: the one whose parent is not one of the browser's own.
+    const main = pids.find((p) => !pids.includes(parentOf(p) ?? -1));
+    if (main === undefined) throw new Error(`no main browser process among ${pids.join(', ')}`);
+    // Frozen, it never answers the close: only the deadline ends it.
+    process.kill(main, 'SIGSTOP');
+    const asked = Date.now();
+    const stop = await w.call<Body>('GET', '/api/v1/system/stop');
+    // Time itself is what is tested here: the stop waits out its deadline, no less.
+    const took = Date.now() - asked;
+    expect(stop.body.success).toBe(true);
+    expect(took).toBeGreaterThanOrEqual(15_000);
+    expect(browserPids(w)).toEqual([]);
+    expect(w.logs.filter((l) => l.includes('the browser did not close within 15 s'))).toHaveLength(
+      1,
+    );
+    expect((await w.call<Body>('GET', '/api/v1/system/start')).body.success).toBe(true);
   });
 
   test('start while running restarts: old pages and old browser processes are gone', async () => {
