@@ -369,6 +369,8 @@ export class Navigator {
       } catch {
         proc.kill('SIGKILL');
       }
+      // A killed process takes a moment to end: the stop answers once none runs.
+      await groupEnded(proc.pid, Date.now() + 5_000);
     }
   }
 }
