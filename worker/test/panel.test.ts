@@ -28,14 +28,18 @@ interface Seen {
 const requests: Seen[] = [];
 const scriptErrors: string[] = [];
 const dialogs: string[] = [];
-let shotsInFlight = 0;
+/**
+ * Screenshot requests of the panel's document asked and not yet ended. A request of a document
+ * the panel has left may end with no event at all: the set is emptied when the panel loads.
+ */
+const shotsInFlight = new Set<HTTPRequest>();
 let maxShotsInFlight = 0;
 let shotsDone = 0;
 
 const isShot = (r: HTTPRequest): boolean => /\/api\/v1\/ops\/[^/]+\/screenshot/.test(r.url());
 const shotEnded = (r: HTTPRequest): void => {
   if (!isShot(r)) return;
-  shotsInFlight -= 1;
+  shotsInFlight.delete(r);
   shotsDone += 1;
 };
 
@@ -52,9 +56,12 @@ beforeAll(async () => {
   page.on('request', (r) => {
     requests.push({ url: r.url(), authorization: r.headers().authorization });
     if (isShot(r)) {
-      shotsInFlight += 1;
-      maxShotsInFlight = Math.max(maxShotsInFlight, shotsInFlight);
+      shotsInFlight.add(r);
+      maxShotsInFlight = Math.max(maxShotsInFlight, shotsInFlight.size);
     }
+  });
+  page.on('framenavigated', (f) => {
+    if (f === page.mainFrame()) shotsInFlight.clear();
   });
   page.on('requestfinished', shotEnded);
   page.on('requestfailed', shotEnded);
@@ -321,7 +328,7 @@ test('creating a page from the form lists it, and a duplicate shows the API erro
 test('navigating through the form shows the fixture title and a live screenshot', async () => {
   await createPage('panel-a');
   await openPanelOn('panel-a');
-  maxShotsInFlight = shotsInFlight;
+  maxShotsInFlight = shotsInFlight.size;
   // The API's own validation message reaches the user.
   await typeInto('#nav-url', 'example.com');
   await page.click('#nav-btn');
