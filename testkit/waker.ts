@@ -111,11 +111,6 @@ export interface RunningWaker {
     state: PersonaState | PersonaState[],
     timeoutMs?: number,
   ): Promise<PersonaInfo>;
-  /**
-   * Waits for its start to end ("fleet started"): the API listens before the workers an earlier
-   * waker left are taken over, and a wake until then is a 503 ("the waker is starting").
-   */
-  started(timeoutMs?: number): Promise<void>;
   /** SIGTERM; resolves with the exit code. */
   stop(): Promise<number | null>;
 }
@@ -179,6 +174,13 @@ export async function startWaker(env: Record<string, string>): Promise<RunningWa
     }
     await sleep(100);
   }
+  // The API listens before the start ends (the workers an earlier waker left taken over): until
+  // then a wake is a 503 and an adopted persona shows as waking. A waker that exits instead
+  // (a start step that keeps failing) is handed back as it is: `exited` tells.
+  await fleetStarted(logs, proc, START_TIMEOUT_MS).catch((err: unknown) => {
+    proc.kill('SIGKILL');
+    throw err;
+  });
   const personas = async (): Promise<PersonaInfo[]> =>
     (await call<{ personas: PersonaInfo[] }>(`${url}/api/personas`)).body.personas;
   const persona = async (name: string): Promise<PersonaInfo> => {
@@ -207,19 +209,6 @@ export async function startWaker(env: Record<string, string>): Promise<RunningWa
         `${name} not ${wanted.join('|')} within ${timeoutMs} ms: ${JSON.stringify(last)}`,
       );
     },
-    started: async (timeoutMs = 120_000) => {
-      const deadline = Date.now() + timeoutMs;
-      while (!logs.some((l) => l.includes('"message":"fleet started"'))) {
-        if (proc.exitCode !== null) throw new Error(`waker exited before its fleet started`);
-        if (Date.now() > deadline) {
-          throw new Error(
-            `the waker's fleet did not start within ${timeoutMs} ms; its last lines:\n` +
-              logs.slice(-10).join('\n'),
-          );
-        }
-        await sleep(50);
-      }
-    },
     stop: async () => {
       stopping = true;
       if (proc.exitCode === null) proc.kill('SIGTERM');
@@ -229,6 +218,27 @@ export async function startWaker(env: Record<string, string>): Promise<RunningWa
       return code;
     },
   };
+}
+
+/** How long a waker's start may take, from its first line to "fleet started". */
+const START_TIMEOUT_MS = 180_000;
+
+/**
+ * Waits for the waker's "fleet started" line, or for it to exit; throws, with its last lines,
+ * when neither came within `timeoutMs`.
+ */
+async function fleetStarted(logs: string[], proc: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!logs.some((l) => l.includes('"message":"fleet started"'))) {
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `the waker's fleet did not start within ${timeoutMs / 1000} s; its last lines:\n` +
+          logs.slice(-10).join('\n'),
+      );
+    }
+    await sleep(50);
+  }
 }
 
 /** Polls `probe` every 250 ms until it gives a value (not null or undefined); throws after `ms`. */

@@ -114,8 +114,6 @@ describe('a sleep whose stops fail', () => {
   let fleet: Fleet;
   beforeAll(async () => {
     fleet = await startFleet('stop', { sam: 'MODE=sleepy\nIDLE_TIMEOUT=600\n' });
-    // Its first test wakes sam at once: a wake before the take-over ends is a 503.
-    await fleet.waker.started();
   }, 16 * 60_000);
 
   test('three failed stops: 503 with Retry-After, then the persona sleeps by itself', async () => {
@@ -201,7 +199,6 @@ describe('a pause or a resume that fails', () => {
         WAKER_PAUSE_SECONDS: '600',
       },
     );
-    await fleet.waker.started();
     const paused = async (): Promise<Docker.ContainerInspectInfo> => {
       await fleet.waker.waitState('pia', 'sleeping', 60_000);
       const [c] = await containersOf(fleet.id, 'pia');

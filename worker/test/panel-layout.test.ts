@@ -79,8 +79,11 @@ async function atWidth(width: number): Promise<void> {
 
 test.each(WIDTHS)('Browser card at %i px: each label shares its row with its value', async (px) => {
   await atWidth(px);
-  const labels = await boxes(page, '#nav-details dt');
-  const values = await boxes(page, '#nav-details dd');
+  // Labels and values read in one go: the status refresh draws the card again, and the rows
+  // above it may move between two reads.
+  const pairs = await boxes(page, '#nav-details dt, #nav-details dd');
+  const labels = pairs.filter((_, i) => i % 2 === 0);
+  const values = pairs.filter((_, i) => i % 2 === 1);
   const texts = await page.$$eval('#nav-details dt', (ds) => ds.map((d) => d.textContent));
   expect(texts).toEqual([
     'Initialized',
