@@ -39,6 +39,11 @@ const world = pluginWorld({
 });
 let w: RunningWorker;
 let site: BankBSite;
+/**
+ * What was asked of the site, less the icon a loaded page asks for by itself, at times after
+ * the load the navigation waited for: a call that moves the page asks more.
+ */
+const askedOfSite = (): number => site.seen.filter((r) => r.path !== '/favicon.ico').length;
 beforeAll(() => {
   w = world.w;
   site = world.site;
@@ -484,7 +489,7 @@ test('the chain, in order: from before the login to the expired session', async 
 }, 600_000);
 
 test('parameters the site would refuse are 400s before the page moves', async () => {
-  const before = site.seen.length;
+  const before = askedOfSite();
   const bad: Array<[string, Body, RegExp]> = [
     ['seleziona-periodo', { from: '01/10/2026' }, /from and to go together/],
     [
@@ -508,11 +513,11 @@ test('parameters the site would refuse are 400s before the page moves', async ()
   }
   const r = await call('GET', 'leggi-movimenti', { max_pages: 0 });
   expect(r.status).toBe(400);
-  expect(site.seen.length).toBe(before);
+  expect(askedOfSite()).toBe(before);
 });
 
 test('the placeholders answer 501 and touch nothing', async () => {
-  const before = site.seen.length;
+  const before = askedOfSite();
   for (const name of PLACEHOLDERS) {
     const r = await w.call<Body>('POST', `/api/v1/${PAGE}/plugin/bank/bank-b/${name}`, {
       body: {},
@@ -521,5 +526,5 @@ test('the placeholders answer 501 and touch nothing', async () => {
     expect(r.body).toMatchObject({ success: false, page_id: PAGE });
     expect(r.body.error).toMatch(/not implemented/i);
   }
-  expect(site.seen.length).toBe(before);
+  expect(askedOfSite()).toBe(before);
 });
