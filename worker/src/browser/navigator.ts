@@ -341,9 +341,9 @@ export class Navigator {
     const started = Date.now();
     const until = started + BROWSER_CLOSE_MS;
     const closing = browser.close().catch(() => undefined);
-    // Closed once every process of its group has ended, the helpers too (the network service
-    // writes the cookies as it ends), not only the main one; a close command that failed may
-    // still have begun the close.
+    // Closed once every process of its group has ended, the helpers too, not only the main one
+    // (and none is left running in the container or on the machine); a close command that
+    // failed may still have begun the close.
     const closed = proc?.pid
       ? await groupEnded(proc.pid, until)
       : await Promise.race([
