@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
 import { KEY, ROOT, call, freePort, until } from '@persona-browser/testkit/waker';
 import { startFleet } from '@persona-browser/testkit/fleet';
+import { openWithKey } from '@persona-browser/testkit/panel-key';
 import { parseSiteChecks } from '../src/site-checks/schedule';
 
 /**
@@ -156,10 +157,7 @@ test('the panel: a button runs the check now, and the outcome names what is miss
   const client = await launchClientBrowser();
   try {
     const page = await client.browser.newPage();
-    await page.goto(`${waker.url}/`);
-    await page.waitForSelector('#key-input', { visible: true });
-    await page.type('#key-input', KEY);
-    await page.click('#key-save');
+    await openWithKey(page, `${waker.url}/`, KEY);
     const button = 'button[data-action="site-check"][data-persona="alice"][data-family="social"]';
     await page.waitForSelector(button, { visible: true });
     await page.click(button);
