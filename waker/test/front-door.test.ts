@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { ProcessDriver } from '../src/drivers/process';
 import { Fleet } from '../src/fleet';
 import type { FleetOptions } from '../src/fleet';
+import { FLEET_PREFIX, FleetMetrics } from '../src/metrics/prometheus';
 import { createLogger } from '@persona-browser/service-kit';
 import { fleetPids, isAlive, workerPid } from '@persona-browser/testkit/fleet-procs';
 import {
@@ -185,6 +186,47 @@ describe('front door failures', () => {
     expect(gaps[0]).toBeGreaterThanOrEqual(450);
     for (let i = 1; i < gaps.length; i += 1) {
       expect(gaps[i] as number).toBeGreaterThan(gaps[i - 1] as number);
+    }
+  });
+
+  test('a call at its port that brings back a crashed always-on persona before its back-off does counts as its restart', async () => {
+    const fleetId = `fdcrash${process.pid}`;
+    const port = await freePort();
+    const { personasDir } = makePersonas({ solid: `PORT=${port}\nMODE=always-on\n` });
+    const metrics = new FleetMetrics({ personas: () => [], latest: () => null });
+    const fleet = fleetOf(personasDir, fleetId, ECHO, { counters: metrics });
+    const total = async (name: string): Promise<number> => {
+      const read = await metrics.registry
+        .getSingleMetric(`${FLEET_PREFIX}persona_${name}_total`)
+        ?.get();
+      return read?.values.find((v) => v.labels.persona === 'solid')?.value ?? NaN;
+    };
+    await fleet.start();
+    const persona = fleet.get('solid');
+    try {
+      // Each crash doubles the back-off's wait (0.5 s, 1 s, 2 s): killed until the wait leaves
+      // a call at the port the time to come first.
+      let servedBeforeRetry = false;
+      for (let crash = 1; crash <= 6 && !servedBeforeRetry; crash += 1) {
+        await waitFor(
+          () => persona.state === 'running',
+          15_000,
+          `solid running before crash ${crash}`,
+        );
+        process.kill(workerPid(fleetId, 'solid') ?? 0, 'SIGKILL');
+        await waitFor(() => persona.state !== 'running', 10_000, `crash ${crash} noticed`);
+        const retryAt = persona.retryAt?.getTime() ?? 0;
+        if (persona.state !== 'crashed' || retryAt - Date.now() < 1_000) continue;
+        const r = await call(`http://127.0.0.1:${port}/after-crash`);
+        expect(r.status).toBe(200);
+        // The call started the worker: the back-off's try had not come yet.
+        servedBeforeRetry = Date.now() < retryAt;
+      }
+      expect(servedBeforeRetry).toBe(true);
+      expect(await total('crashes')).toBeGreaterThanOrEqual(3);
+      expect(await total('restarts')).toBe(await total('crashes'));
+    } finally {
+      await fleet.stop();
     }
   });
 

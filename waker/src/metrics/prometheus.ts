@@ -16,7 +16,10 @@ export interface PersonaCounters {
   wakeEnded(persona: string, seconds: number, ok: boolean): void;
   /** The persona was put to sleep (asked, or idle): stopped or paused. */
   slept(persona: string): void;
-  /** A restart: asked for, after failed health checks, or the back-off after a crash. */
+  /**
+   * A restart: asked for, after failed health checks, or the start after a crash (the back-off's,
+   * or a call's at the port that came first).
+   */
   restarted(persona: string): void;
   /** The worker ended without being asked to. */
   crashed(persona: string): void;

@@ -111,6 +111,11 @@ export class Persona {
   /** Counted by the front door. */
   readonly activity = new Activity();
   private healthFails = 0;
+  /**
+   * An always-on persona's worker died and no start has been counted as its restart yet: the
+   * start that brings it back counts as one, whether the back-off or a call at its port runs it.
+   */
+  private restartOwed = false;
   private exitDuringStart: ExitInfo | null = null;
   private readonly placement: PersonaPlacement;
   private readonly pings = new WorkerPings();
@@ -343,6 +348,7 @@ export class Persona {
       }
     }
     counters?.woke(this.name);
+    if (this.restartOwed) this.countRestart();
     this.exitDuringStart = null;
     // Connections kept alive to an earlier instance lead nowhere now.
     this.placement.renewAgent();
@@ -493,6 +499,8 @@ export class Persona {
    */
   private async doStop(): Promise<void> {
     this.backoff.cancel();
+    // Stopped on purpose: its next start is a wake, not the crash's restart.
+    this.restartOwed = false;
     const worker = this.worker;
     if (worker) {
       this.apply('stop');
@@ -575,7 +583,7 @@ export class Persona {
   restart(): Promise<void> {
     if (this.fatal) return Promise.reject(new WakeError(this.error ?? 'cannot start'));
     return this.serial(async () => {
-      this.opts.counters?.restarted(this.name);
+      this.countRestart();
       this.desired = 'awake';
       await this.doStop();
       await this.doWake();
@@ -641,6 +649,7 @@ export class Persona {
     this.opts.counters?.crashed(this.name);
     if (this.closed) return;
     if (this.spec.mode === 'always-on') {
+      this.restartOwed = true;
       this.backoff.failed();
       this.apply('fail', `worker died: ${info.reason}`);
       this.scheduleRetry();
@@ -658,7 +667,7 @@ export class Persona {
   private async reconcile(): Promise<void> {
     if (this.fatal || this.converged()) return;
     if (this.desired === 'awake' && !this.closed) {
-      this.opts.counters?.restarted(this.name);
+      this.countRestart();
       await this.doWake();
     } else await this.doStop();
   }
@@ -673,6 +682,12 @@ export class Persona {
     this.serial(() => this.reconcile()).catch((err: unknown) =>
       this.log.warn('try after a late driver call failed', { error: errorMessage(err) }),
     );
+  }
+
+  /** A restart begins (asked for, after failed health checks, or after a crash). */
+  private countRestart(): void {
+    this.restartOwed = false;
+    this.opts.counters?.restarted(this.name);
   }
 
   /** The back-off's next try of `reconcile` (one waits at a time). */
