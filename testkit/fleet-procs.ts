@@ -20,10 +20,11 @@ function environOf(pid: number): Map<string, string> | null {
   }
 }
 
-function pgidOf(pid: number): number | null {
+/** The fields of /proc/<pid>/stat after the command's name: [state, ppid, pgrp, …]. */
+function statOf(pid: number): string[] | null {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return null;
   }
@@ -46,9 +47,20 @@ export function fleetPids(fleetId: string, persona?: string): number[] {
   return out;
 }
 
-/** The worker process itself (its group's leader) of one persona, or null while none runs. */
+/**
+ * The worker process itself of one persona, or null while none runs: the leader of its group
+ * whose parent is not of the fleet. Its browser leads a group of its own too, as a child of the
+ * worker (and may have the lower pid, once pids wrap around).
+ */
 export function workerPid(fleetId: string, persona: string): number | null {
-  return fleetPids(fleetId, persona).find((pid) => pgidOf(pid) === pid) ?? null;
+  const pids = fleetPids(fleetId, persona);
+  const ours = new Set(pids);
+  return (
+    pids.find((pid) => {
+      const stat = statOf(pid);
+      return stat !== null && Number(stat[2]) === pid && !ours.has(Number(stat[1]));
+    }) ?? null
+  );
 }
 
 /**
