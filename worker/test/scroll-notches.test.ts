@@ -12,12 +12,23 @@ type Wheel = { dy: number; trusted: boolean };
 const { ctx, prim } = useObservedWorker();
 const wheels = (): Promise<Wheel[]> => ctx.eye.read<Wheel[]>('/input', '__log.wheels');
 
-/** The page's wheel log once no more events arrive: the last notch may land after the call. */
+/**
+ * The page's wheel log once the notches the call sent have reached the page's script. The
+ * browser hands wheel events to the script at the page's next frame, however late its busy main
+ * thread comes to it: two frames on, every notch sent is in the log. (With 150 ms of quiet as
+ * its only wait, CI once found no back-scroll after a call of 500 px.) Then it waits until
+ * nothing more comes.
+ */
 async function settledWheels(): Promise<Wheel[]> {
-  let last = await wheels();
+  const framed = (): Promise<Wheel[]> =>
+    ctx.eye.read<Wheel[]>(
+      '/input',
+      'new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(__log.wheels))))',
+    );
+  let last = await framed();
   for (let i = 0; i < 40; i += 1) {
     await sleep(150);
-    const now = await wheels();
+    const now = await framed();
     if (now.length === last.length) return now;
     last = now;
   }
