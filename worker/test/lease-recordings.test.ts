@@ -1,8 +1,12 @@
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import type { RunningWorker } from '@persona-browser/testkit/worker';
-import { startWorker } from '@persona-browser/testkit/worker';
+import { startWorker, xvfbPid } from '@persona-browser/testkit/worker';
 import { until } from '@persona-browser/testkit/waker';
+import { fileGrab } from '../src/recording/recorder';
+import { parseXwd } from '../src/recording/xwd';
 import { decodeApng, share } from './apng-decode';
 
 /**
@@ -18,6 +22,7 @@ const BLUE: Rgb = [0, 0, 255];
 /** CSS `green`. */
 const GREEN: Rgb = [0, 128, 0];
 const YELLOW: Rgb = [255, 255, 0];
+const COLOURS: Record<string, Rgb> = { red: RED, blue: BLUE, green: GREEN, yellow: YELLOW };
 
 let w: RunningWorker;
 let site: http.Server;
@@ -61,6 +66,25 @@ const leaseRecordingsOf = (pageId: string, n: number): Promise<Body[]> =>
     `${n} lease recordings of page ${pageId}`,
   );
 
+/**
+ * The share of the worker's screen that is (close to) `rgb`, read where the recorder reads it:
+ * the file its Xvfb keeps the screen in (`-fbdir`).
+ */
+async function onScreen(rgb: Rgb): Promise<number> {
+  const args = fs.readFileSync(`/proc/${xvfbPid(w)}/cmdline`, 'utf8').split('\0');
+  const dir = args[args.indexOf('-fbdir') + 1] as string;
+  const screen = parseXwd(await fileGrab(path.join(dir, 'Xvfb_screen0'))());
+  let n = 0;
+  let all = 0;
+  for (let y = 0; y < screen.height; y += 8)
+    for (let x = 0; x < screen.width; x += 8, all++) {
+      const at = y * screen.stride + x * 4;
+      const px = [screen.r, screen.g, screen.b].map((c) => screen.pixels[at + c] as number);
+      if (px.every((v, i) => Math.abs(v - rgb[i]!) < 40)) n += 1;
+    }
+  return n / all;
+}
+
 async function show(pageId: string, colour: string, lease: string): Promise<void> {
   const r = await w.call<Body>('POST', `/api/v1/ops/${pageId}/navigate`, {
     body: { url: `${siteUrl}/${colour}` },
@@ -68,6 +92,17 @@ async function show(pageId: string, colour: string, lease: string): Promise<void
   });
   expect(r.body.success).toBe(true);
 }
+
+/**
+ * Waits until the screen shows `colour`, for a page in front: its load ends before the browser
+ * has drawn it, and a lease taken meanwhile rightly records the colour before (CI saw that).
+ */
+const drawn = (colour: string): Promise<true> =>
+  until(
+    async () => ((await onScreen(COLOURS[colour]!)) > 0.3 ? true : null),
+    10_000,
+    `the ${colour} page on the screen`,
+  );
 
 async function take(pageId: string, ttl: number): Promise<string> {
   const r = await w.call<Body>('POST', `/api/v1/ops/${pageId}/lease`, { body: { ttl } });
@@ -101,6 +136,12 @@ async function colours(id: string): Promise<string[]> {
 
 test('a lease is recorded from its start to its release: the page as leased, red, then blue', async () => {
   await show('a', 'green', '');
+  // A gesture brings the page to the front (the other test's page may be there), drawn green.
+  const rest = await w.call('POST', '/api/v1/primitive/a/hover-position', {
+    body: { x: 20, y: 20 },
+  });
+  expect(rest.status).toBe(200);
+  await drawn('green');
   const before = Date.now();
   const token = await take('a', 60);
   await show('a', 'red', token);
@@ -130,6 +171,8 @@ test('a lease is recorded from its start to its release: the page as leased, red
   // one shown before the lease started none): the next lease's recording is the only other one,
   // and it is where the yellow page is.
   await show('a', 'yellow', '');
+  // In front since its lease.
+  await drawn('yellow');
   const next = await take('a', 60);
   expect((await w.call('DELETE', '/api/v1/ops/a/lease', { lease: next })).status).toBe(200);
   const list = await leaseRecordingsOf('a', 2);
