@@ -279,9 +279,11 @@ test('an open live view keeps a persona off the ladder; closed, the ladder start
     const watched = sampler.seen.filter((x) => x.at > opened);
     expect(watched.length).toBeGreaterThan(20);
     expect(watched.every((x) => x.p.state === 'running' && x.p.depth === null)).toBe(true);
-    // Control: closed, the persona goes down the ladder after its idle time.
-    const closed = Date.now();
+    // Control: closed, the persona goes down the ladder after its idle time, counted from the
+    // end of the view's connection (its closing handshake may take a while on a busy machine).
+    const ended = new Promise<number>((resolve) => ws.once('close', () => resolve(Date.now())));
     ws.close();
+    const closed = await ended;
     await until(
       async () => (Number.isFinite(firstAt(sampler.seen, 'paused', closed)) ? true : null),
       30_000,
