@@ -135,14 +135,27 @@ export function pixelAt(
   return [f.rgb[i] ?? 0, f.rgb[i + 1] ?? 0, f.rgb[i + 2] ?? 0];
 }
 
-/** The share of a frame's pixels (every 8th in each direction) that are exactly `rgb`. */
-export function share(d: DecodedApng, f: ShownFrame, rgb: [number, number, number]): number {
+/**
+ * The share of an image's pixels (every 8th in each direction) that are exactly `rgb`, the
+ * image read through `at`.
+ */
+export function shareOf(
+  width: number,
+  height: number,
+  at: (x: number, y: number) => [number, number, number],
+  rgb: [number, number, number],
+): number {
   let n = 0;
   let all = 0;
-  for (let y = 0; y < d.height; y += 8)
-    for (let x = 0; x < d.width; x += 8, all++) {
-      const [r, g, b] = pixelAt(d, f, x, y);
+  for (let y = 0; y < height; y += 8)
+    for (let x = 0; x < width; x += 8, all++) {
+      const [r, g, b] = at(x, y);
       if (r === rgb[0] && g === rgb[1] && b === rgb[2]) n++;
     }
   return n / all;
+}
+
+/** The share of a frame's pixels (every 8th in each direction) that are exactly `rgb`. */
+export function share(d: DecodedApng, f: ShownFrame, rgb: [number, number, number]): number {
+  return shareOf(d.width, d.height, (x, y) => pixelAt(d, f, x, y), rgb);
 }

@@ -7,7 +7,7 @@ import { startWorker, xvfbPid } from '@persona-browser/testkit/worker';
 import { until } from '@persona-browser/testkit/waker';
 import { fileGrab } from '../src/recording/recorder';
 import { parseXwd } from '../src/recording/xwd';
-import { decodeApng, share } from './apng-decode';
+import { decodeApng, share, shareOf } from './apng-decode';
 
 /**
  * With RECORDING_LEASES on, a lease leaves one recording of the screen from the lease taken to
@@ -73,16 +73,12 @@ const leaseRecordingsOf = (pageId: string, n: number): Promise<Body[]> =>
 async function onScreen(rgb: Rgb): Promise<number> {
   const args = fs.readFileSync(`/proc/${xvfbPid(w)}/cmdline`, 'utf8').split('\0');
   const dir = args[args.indexOf('-fbdir') + 1] as string;
-  const screen = parseXwd(await fileGrab(path.join(dir, 'Xvfb_screen0'))());
-  let n = 0;
-  let all = 0;
-  for (let y = 0; y < screen.height; y += 8)
-    for (let x = 0; x < screen.width; x += 8, all++) {
-      const at = y * screen.stride + x * 4;
-      const px = [screen.r, screen.g, screen.b].map((c) => screen.pixels[at + c] as number);
-      if (px.every((v, i) => Math.abs(v - rgb[i]!) < 40)) n += 1;
-    }
-  return n / all;
+  const s = parseXwd(await fileGrab(path.join(dir, 'Xvfb_screen0'))());
+  const at = (x: number, y: number): Rgb => {
+    const i = y * s.stride + x * 4;
+    return [s.pixels[i + s.r] ?? 0, s.pixels[i + s.g] ?? 0, s.pixels[i + s.b] ?? 0];
+  };
+  return shareOf(s.width, s.height, at, rgb);
 }
 
 async function show(pageId: string, colour: string, lease: string): Promise<void> {
