@@ -1,12 +1,13 @@
 // The kit's stand-in worker (echo-worker.cjs), started slowly and traced from outside the waker:
-// it appends `{persona, pid, event: 'boot' | 'listening', t}` lines to PB_TRACE_FILE (t: ms on
-// the host's clock, shared by every process) when its process has booted and once it listens,
-// after ECHO_START_DELAY_MS (what a real worker's Xvfb and Chromium take). Its browser's start
-// from light sleep (GET /api/v1/system/start) takes as long, between a 'start' and a 'started'
-// line. A test reads from the lines how many workers, or browsers, were starting at any moment.
+// it appends `{persona, pid, event: 'boot' | 'listening'}` lines to PB_TRACE_FILE when its
+// process has booted and once it listens, after ECHO_START_DELAY_MS (what a real worker's Xvfb
+// and Chromium take). Its browser's start from light sleep (GET /api/v1/system/start) takes as
+// long, between a 'start' and a 'started' line. A test reads from the lines how many workers, or
+// browsers, were starting at any moment: from their order in the file, which is the order they
+// happened in (each line is one write at the file's end, and an end is written before the reply
+// that lets the waker start the next), not from times read in different processes' clocks.
 const fs = require('node:fs');
 const http = require('node:http');
-const { performance } = require('node:perf_hooks');
 const { setTimeout } = require('node:timers');
 
 const traceFile = process.env.PB_TRACE_FILE;
@@ -16,7 +17,6 @@ const trace = (event) => {
     persona: process.env.PB_WAKER_PERSONA ?? null,
     pid: process.pid,
     event,
-    t: performance.timeOrigin + performance.now(),
   });
   fs.appendFileSync(traceFile, `${line}\n`);
 };
