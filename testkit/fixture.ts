@@ -8,6 +8,12 @@ export interface Fixture {
   server: http.Server;
   /** Requests the fixture has seen, as `METHOD path`. */
   seen: string[];
+  /**
+   * How many times the fixture has served GET `pathname`. The /input page carries its own
+   * number (`window.__served`): a reader can tell the document a navigation loaded from the
+   * one before it without comparing two processes' clocks.
+   */
+  served(pathname: string): number;
   close(): Promise<void>;
 }
 
@@ -28,6 +34,7 @@ const AWKWARD_BODY =
  */
 export async function startFixture(): Promise<Fixture> {
   const seen: string[] = [];
+  const served = (pathname: string): number => seen.filter((s) => s === `GET ${pathname}`).length;
   const hanging = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
@@ -96,7 +103,13 @@ export async function startFixture(): Promise<Fixture> {
         res.on('close', () => hanging.delete(res));
         return;
       case '/input':
-        return html(200, INPUT_PAGE);
+        return html(
+          200,
+          INPUT_PAGE.replace(
+            '<head>',
+            `<head><script>window.__served=${served('/input')}</script>`,
+          ),
+        );
       case '/visibility':
         // The title tells whether this tab is the one in front.
         return html(
@@ -170,6 +183,7 @@ export async function startFixture(): Promise<Fixture> {
     url: `http://127.0.0.1:${port}`,
     server,
     seen,
+    served,
     close: async () => {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();

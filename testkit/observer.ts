@@ -22,11 +22,18 @@ export class Observer {
     return new Observer(browser);
   }
 
-  /** The tab whose URL contains `marker`. */
-  async page(marker: string): Promise<Page> {
-    const found = (await this.browser.pages()).find((p) => p.url().includes(marker));
-    if (!found) throw new Error(`no tab with ${marker}`);
-    return found;
+  /**
+   * The tab whose URL contains `marker`, once this client sees one: it hears of a navigation
+   * another client made a moment after that client's call answered.
+   */
+  async page(marker: string, timeoutMs = 10_000): Promise<Page> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const found = (await this.browser.pages()).find((p) => p.url().includes(marker));
+      if (found) return found;
+      if (Date.now() > until) throw new Error(`no tab with ${marker} within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 
   /** A browser-level session of the observer's own (the caller detaches it). */
@@ -40,28 +47,27 @@ export class Observer {
   }
 
   /**
-   * `expression` in the tab whose URL contains `marker`, once that tab shows a document that
-   * began loading at or after `sinceMs` (ms since the epoch). A navigation another client made
-   * reaches this client's view a moment later: read meanwhile, the old document answers or
-   * its context ends under the call.
+   * `expression` in the fixture's /input tab once it shows a document the fixture served after
+   * its `served`th (`Fixture.served('/input')` before the navigation; the page carries its number
+   * as `window.__served`). A navigation another client made reaches this client's view a moment
+   * later: read meanwhile, the old document answers or its context ends under the call.
    */
-  async readLoadedSince<T>(
-    marker: string,
-    sinceMs: number,
+  async readInputServedAfter<T>(
+    served: number,
     expression: string,
     timeoutMs = 15_000,
   ): Promise<T> {
     const until = Date.now() + timeoutMs;
     for (;;) {
       try {
-        const page = await this.page(marker);
-        if (await page.evaluate(`performance.timeOrigin >= ${sinceMs}`))
+        const page = await this.page('/input', 0);
+        if (await page.evaluate(`(window.__served ?? 0) > ${served}`))
           return (await page.evaluate(expression)) as T;
       } catch (err) {
         if (!/Execution context was destroyed|no tab with/.test(String(err))) throw err;
       }
       if (Date.now() > until)
-        throw new Error(`no document of ${marker} loaded since ${sinceMs} within ${timeoutMs} ms`);
+        throw new Error(`no /input document served after the ${served}th within ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }

@@ -43,13 +43,13 @@ async function scrollAll(
   distances: number[],
   pageScript?: string,
 ): Promise<Array<{ distance: number; reported: number; seen: number[] }>> {
-  const asked = Date.now();
+  const served = ctx.site.served('/input');
   const nav = await ctx.w.call<Body>('POST', '/api/v1/ops/p/navigate', {
     body: { url: `${ctx.site.url}/input` },
   });
   expect(nav.body.success).toBe(true);
   // Into the document this navigation loaded, not the one before it.
-  if (pageScript) await ctx.eye.readLoadedSince('/input', asked, pageScript);
+  if (pageScript) await ctx.eye.readInputServedAfter(served, pageScript);
   await prim('hover-position', { x: 150, y: 700 });
   const calls = [];
   for (const distance of distances) {
