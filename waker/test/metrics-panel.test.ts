@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import type { PersonaInfo } from '@persona-browser/contracts';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import { enterKey, openKeyCard } from '@persona-browser/testkit/panel-key';
 import { MetricsSampler, requestsPerHour } from '../src/metrics';
 import type { PanelServer } from '@persona-browser/testkit/panel-server';
 import { persona, servePanel } from '@persona-browser/testkit/panel-server';
@@ -128,15 +129,9 @@ async function openPanel(): Promise<Page> {
   await page.setViewport({ width: 1280, height: 1000 });
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(String(e)));
-  await page.goto(base + '/', { waitUntil: 'load' });
+  await openKeyCard(page, base + '/');
   (page as Page & { errors: string[] }).errors = errors;
   return page;
-}
-
-async function enterKey(page: Page, key: string): Promise<void> {
-  await page.waitForSelector('#key-input', { visible: true });
-  await page.type('#key-input', key);
-  await page.click('#key-save');
 }
 
 const rowState = (page: Page, name: string) =>

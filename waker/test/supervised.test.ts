@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { SUPERVISOR_PATHS } from '@persona-browser/contracts';
 import { launchClientBrowser } from '@persona-browser/testkit/client-browser';
+import { openWithKey } from '@persona-browser/testkit/panel-key';
 import { fleetPids, isAlive, workerPid } from '@persona-browser/testkit/fleet-procs';
 import type { RunningWaker } from '@persona-browser/testkit/waker';
 import {
@@ -78,10 +79,7 @@ describe('GET /api/supervisor and the Updates section', () => {
       page.errors = [];
       page.on('pageerror', (e) => page.errors.push(String(e)));
       await page.setViewport({ width: 1280, height: 1000 });
-      await page.goto(`${url}/`, { waitUntil: 'load' });
-      await page.waitForSelector('#key-input', { visible: true });
-      await page.type('#key-input', KEY);
-      await page.click('#key-save');
+      await openWithKey(page, `${url}/`, KEY);
       return page;
     }
 
