@@ -538,3 +538,20 @@ test('the placeholders answer 501 and touch nothing', async () => {
   }
   expect(askedOfSite()).toBe(before);
 });
+
+test('the count of the two tests above rises when a page asks the site for a page (their control)', async () => {
+  // Another page, and a path the site does not know: the chain's page and session stay as they are.
+  const other = `${PAGE}-control`;
+  const created = await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: other } });
+  expect(created.status).toBe(200);
+  try {
+    const before = askedOfSite();
+    const nav = await w.call<Body>('POST', `/api/v1/ops/${other}/navigate`, {
+      body: { url: `${site.url}/nessuna-pagina` },
+    });
+    expect([nav.body.success, nav.body.status_code]).toEqual([true, 404]);
+    expect(askedOfSite()).toBeGreaterThan(before);
+  } finally {
+    await w.call('POST', `/api/v1/ops/${other}/destroy-page`);
+  }
+});
