@@ -79,6 +79,15 @@ export async function startFixture(): Promise<Fixture> {
             '<div id="top">top</div><div style="height:5000px;background:linear-gradient(#fff,#09f)"></div><div id="bottom">bottom</div>',
           ),
         );
+      case '/link':
+        // One link, to the `to` path of this site (a page that answers slowly, say).
+        return html(
+          200,
+          page(
+            'Link',
+            `<a id="link" href="${(url.searchParams.get('to') ?? '/').replace(/"/g, '&quot;')}" style="display:block;width:200px;height:40px;margin:100px">go</a>`,
+          ),
+        );
       case '/redirect':
         res.writeHead(302, { location: '/second' });
         return res.end();

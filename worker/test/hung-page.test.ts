@@ -36,14 +36,27 @@ const NOT_HUNG_MS = 20_000;
 const isPng = (b64: unknown): boolean =>
   typeof b64 === 'string' && Buffer.from(b64, 'base64').subarray(1, 4).toString() === 'PNG';
 
-test('a call caught in the hang stops within seconds with a clear error, not at the protocol timeout', async () => {
+/**
+ * Hangs page 'hung' by a click: a navigation first (it brings back a page hung before), then the
+ * press that hangs the renderer (the rest of the click can never be delivered). The click's reply.
+ */
+async function hang(): Promise<{ status: number; body: Body; ms: number }> {
   await file.w.call('POST', '/api/v1/ops/hung/navigate', {
     body: { url: `${file.site.url}/freeze-on-click` },
   });
-  // The press hangs the renderer: the rest of the click can never be delivered.
-  const r = await file.w.call<Body>('POST', '/api/v1/primitive/hung/click-element', {
+  return file.w.call<Body>('POST', '/api/v1/primitive/hung/click-element', {
     body: { selector: '#freeze' },
   });
+}
+
+/** Page 'hung' is stuck: as a test before left it, else hung now. */
+async function stuck(): Promise<void> {
+  if ((await stateOf('hung')) !== 'stuck') await hang();
+  await waitFor('hung', 'stuck', 15_000);
+}
+
+test('a call caught in the hang stops within seconds with a clear error, not at the protocol timeout', async () => {
+  const r = await hang();
   expect(r.status).toBe(200);
   expect(r.body).toEqual({
     success: false,
@@ -57,6 +70,7 @@ test('a call caught in the hang stops within seconds with a clear error, not at 
 });
 
 test('calls on a stuck page answer at once; pages of the same site keep working', async () => {
+  await stuck();
   for (const [method, route] of [
     ['POST', '/api/v1/ops/hung/extract-content'],
     ['GET', '/api/v1/ops/hung/screenshot'],
@@ -85,7 +99,7 @@ test('calls on a stuck page answer at once; pages of the same site keep working'
 });
 
 test('a navigation stops the hung script and brings the page back', async () => {
-  await waitFor('hung', 'stuck', 15_000);
+  await stuck();
   const back = await file.w.call<Body>('POST', '/api/v1/ops/hung/navigate', {
     body: { url: `${file.site.url}/second` },
   });
@@ -124,6 +138,35 @@ test('a page waiting on a slow server is not stuck: the calls after its navigati
   expect(nav.body).toMatchObject({ success: true, status_code: 200 });
   expect(states.has('stuck')).toBe(false);
   const read = await file.w.call<Body>('POST', '/api/v1/ops/slow/extract-content');
+  expect(read.body).toMatchObject({ success: true });
+  expect(read.body.content).toContain('after 6000 ms');
+});
+
+test('a click on a link to a slow server is not stuck: the click waits for the new page, and the calls after it work', async () => {
+  // The page the link opens answers after 6 s: DevTools holds every question to the page until
+  // the new document commits, the health probes' too, longer than a probe waits for its answer.
+  const { w, site } = file;
+  await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'link' } });
+  const opened = await w.call<Body>('POST', '/api/v1/ops/link/navigate', {
+    body: { url: `${site.url}/link?to=${encodeURIComponent('/slow?ms=6000')}` },
+  });
+  expect(opened.body).toMatchObject({ success: true, status_code: 200 });
+  const states = new Set<string | undefined>();
+  let clicking = true;
+  const watch = (async () => {
+    while (clicking) {
+      states.add(await stateOf('link'));
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  const click = await w.call<Body>('POST', '/api/v1/primitive/link/click-element', {
+    body: { selector: '#link' },
+  });
+  clicking = false;
+  await watch;
+  expect(click.body).toMatchObject({ success: true });
+  expect(states.has('stuck')).toBe(false);
+  const read = await w.call<Body>('POST', '/api/v1/ops/link/extract-content');
   expect(read.body).toMatchObject({ success: true });
   expect(read.body.content).toContain('after 6000 ms');
 });

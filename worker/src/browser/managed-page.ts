@@ -342,23 +342,25 @@ export class ManagedPage {
   }
 
   /**
-   * Asks the renderer for a sign of life; a renderer that does not answer in time is stuck
-   * (not while a navigation of ours runs: its own deadline bounds it, and the question may be
-   * held until the new document commits). The title is read from the browser meanwhile (a
-   * script may have changed it).
+   * Asks the renderer for a sign of life; a renderer that does not answer in time is stuck,
+   * unless a navigation to a new document was in flight meanwhile: DevTools holds the question
+   * until it commits (a slow server, a new renderer process), so silence then says nothing of
+   * the renderer, whoever started the navigation (a call of ours, a click on a link, the page's
+   * own script). Ours are not asked during at all; another counts for at most the navigation
+   * timeout. The title is read from the browser meanwhile (a script may have changed it).
    */
   probe(): void {
     if (this.closed) return;
     void this.readTitle();
-    // While our navigation runs, DevTools may hold the question until the new document commits
-    // (a slow server, a new renderer process): silence then says nothing of the renderer.
     if (this.probing || this.crashed || this.loadingNow) return;
     this.probing = true;
+    const askedAt = performance.now();
     // Asked in our isolated world: the page's own scripts can neither see nor hook the read.
     const ask = evaluateInWorld(this, (command) => command(this.session), 'document.readyState');
     let answered = false;
     const timer = setTimeout(() => {
       if (answered || this.loadingNow) return;
+      if (this.mainUrl.navigatedSince(askedAt, this.timing.navigationTimeoutMs)) return;
       this.responsive = false;
       this.poison(
         new BrowserFailure(
