@@ -118,23 +118,36 @@ test('a navigation stops the hung script and brings the page back', async () => 
   expect(click.body.success).toBe(true);
 });
 
+/** `work`'s result, and every state page `id` showed in the status while it ran. */
+async function statesWhile<T>(
+  id: string,
+  work: () => Promise<T>,
+): Promise<{ result: T; states: Set<string | undefined> }> {
+  const states = new Set<string | undefined>();
+  let working = true;
+  const watch = (async () => {
+    while (working) {
+      states.add(await stateOf(id));
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  try {
+    return { result: await work(), states };
+  } finally {
+    working = false;
+    await watch;
+  }
+}
+
 test('a page waiting on a slow server is not stuck: the calls after its navigation work', async () => {
   // A new page (about:blank) going to the site waits 6 s for its answer: the health probe asks
   // meanwhile, and DevTools holds the question until the new document commits.
   await file.w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'slow' } });
-  const states = new Set<string | undefined>();
-  let navigating = true;
-  const watch = (async () => {
-    while (navigating) {
-      states.add(await stateOf('slow'));
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  })();
-  const nav = await file.w.call<Body>('POST', '/api/v1/ops/slow/navigate', {
-    body: { url: `${file.site.url}/slow?ms=6000` },
-  });
-  navigating = false;
-  await watch;
+  const { result: nav, states } = await statesWhile('slow', () =>
+    file.w.call<Body>('POST', '/api/v1/ops/slow/navigate', {
+      body: { url: `${file.site.url}/slow?ms=6000` },
+    }),
+  );
   expect(nav.body).toMatchObject({ success: true, status_code: 200 });
   expect(states.has('stuck')).toBe(false);
   const read = await file.w.call<Body>('POST', '/api/v1/ops/slow/extract-content');
@@ -142,31 +155,24 @@ test('a page waiting on a slow server is not stuck: the calls after its navigati
   expect(read.body.content).toContain('after 6000 ms');
 });
 
-test('a click on a link to a slow server is not stuck: the click waits for the new page, and the calls after it work', async () => {
-  // The page the link opens answers after 6 s: DevTools holds every question to the page until
-  // the new document commits, the health probes' too, longer than a probe waits for its answer.
+test('a click on a link to a slow server is not stuck: a call made while the new page loads waits for it, and works', async () => {
+  // The page the link opens answers after 6 s: the click answers before that, and DevTools holds
+  // every question to the page until the new document commits, the health probes' too, longer
+  // than a probe waits for its answer.
   const { w, site } = file;
   await w.call('POST', '/api/v1/ops/create-page', { body: { page_id: 'link' } });
   const opened = await w.call<Body>('POST', '/api/v1/ops/link/navigate', {
     body: { url: `${site.url}/link?to=${encodeURIComponent('/slow?ms=6000')}` },
   });
   expect(opened.body).toMatchObject({ success: true, status_code: 200 });
-  const states = new Set<string | undefined>();
-  let clicking = true;
-  const watch = (async () => {
-    while (clicking) {
-      states.add(await stateOf('link'));
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  })();
-  const click = await w.call<Body>('POST', '/api/v1/primitive/link/click-element', {
-    body: { selector: '#link' },
+  const { result, states } = await statesWhile('link', async () => {
+    const click = await w.call<Body>('POST', '/api/v1/primitive/link/click-element', {
+      body: { selector: '#link' },
+    });
+    return { click, read: await w.call<Body>('POST', '/api/v1/ops/link/extract-content') };
   });
-  clicking = false;
-  await watch;
-  expect(click.body).toMatchObject({ success: true });
+  expect(result.click.body).toMatchObject({ success: true });
   expect(states.has('stuck')).toBe(false);
-  const read = await w.call<Body>('POST', '/api/v1/ops/link/extract-content');
-  expect(read.body).toMatchObject({ success: true });
-  expect(read.body.content).toContain('after 6000 ms');
+  expect(result.read.body).toMatchObject({ success: true });
+  expect(result.read.body.content).toContain('after 6000 ms');
 });
