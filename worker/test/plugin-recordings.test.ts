@@ -178,35 +178,65 @@ describe('the panel', () => {
   afterAll(() => client?.close());
 
   /**
-   * The colours the shown <img> shows on screen (a 16 by 9 grid of it), sampled until all of
-   * `want` were seen or `ms` passed: the
-   * page's own screenshots, read back through a canvas (a canvas given the animated image itself
-   * draws only its first frame).
+   * The colours the shown <img> shows on screen (a 16 by 9 grid of it), from every frame the
+   * browser draws (a screencast) until all of `want` were seen or `ms` passed. Screenshots taken
+   * in turn can fall in step with the looping animation and see one phase only. The frames are
+   * read back through a canvas (a canvas given the animated image itself draws only its first
+   * frame).
    */
   async function coloursShown(page: Page, want: string[], ms: number): Promise<string[]> {
     const img = await page.$('#record-img');
-    if (!img) throw new Error('no recording shown');
+    await img?.scrollIntoView();
+    const box = await img?.boundingBox();
+    if (!box) throw new Error('no recording shown');
+    const session = await page.createCDPSession();
+    const frames: string[] = [];
+    let arrived = (): void => undefined;
+    session.on('Page.screencastFrame', (f) => {
+      frames.push(f.data);
+      arrived();
+      session.send('Page.screencastFrameAck', { sessionId: f.sessionId }).catch(() => undefined);
+    });
     const seen = new Set<string>();
     const end = Date.now() + ms;
-    while (Date.now() < end && !want.every((c) => seen.has(c))) {
-      const shot = await img.screenshot({ encoding: 'base64' });
-      const cells = await page.evaluate(async (png: string) => {
-        const still = new Image();
-        still.src = `data:image/png;base64,${png}`;
-        await still.decode();
-        const canvas = document.createElement('canvas');
-        canvas.width = 16;
-        canvas.height = 9;
-        const g = canvas.getContext('2d');
-        if (!g) return [];
-        g.imageSmoothingEnabled = false;
-        g.drawImage(still, 0, 0, 16, 9);
-        const d = g.getImageData(0, 0, 16, 9).data;
-        const out: string[] = [];
-        for (let i = 0; i < d.length; i += 4) out.push(`${d[i]},${d[i + 1]},${d[i + 2]}`);
-        return out;
-      }, shot);
-      for (const c of cells) seen.add(c);
+    await session.send('Page.startScreencast', { format: 'png', everyNthFrame: 1 });
+    try {
+      while (Date.now() < end && !want.every((c) => seen.has(c))) {
+        const frame = frames.shift();
+        if (frame === undefined) {
+          await new Promise<void>((r) => {
+            arrived = r;
+            setTimeout(r, 200);
+          });
+          continue;
+        }
+        const cells = await page.evaluate(
+          async (png: string, b: { x: number; y: number; width: number; height: number }) => {
+            const still = new Image();
+            still.src = `data:image/png;base64,${png}`;
+            await still.decode();
+            const canvas = document.createElement('canvas');
+            canvas.width = 16;
+            canvas.height = 9;
+            const g = canvas.getContext('2d');
+            if (!g) return [];
+            g.imageSmoothingEnabled = false;
+            // The frame is the viewport at the device's scale: the image's box, scaled alike.
+            const k = still.naturalWidth / window.innerWidth;
+            g.drawImage(still, b.x * k, b.y * k, b.width * k, b.height * k, 0, 0, 16, 9);
+            const d = g.getImageData(0, 0, 16, 9).data;
+            const out: string[] = [];
+            for (let i = 0; i < d.length; i += 4) out.push(`${d[i]},${d[i + 1]},${d[i + 2]}`);
+            return out;
+          },
+          frame,
+          box,
+        );
+        for (const c of cells) seen.add(c);
+      }
+    } finally {
+      await session.send('Page.stopScreencast').catch(() => undefined);
+      await session.detach().catch(() => undefined);
     }
     return [...seen];
   }
