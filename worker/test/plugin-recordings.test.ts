@@ -204,9 +204,13 @@ describe('the panel', () => {
       while (Date.now() < end && !want.every((c) => seen.has(c))) {
         const frame = frames.shift();
         if (frame === undefined) {
+          // The next frame, or the deadline, whichever comes first.
           await new Promise<void>((r) => {
-            arrived = r;
-            setTimeout(r, 200);
+            const timer = setTimeout(r, Math.max(0, end - Date.now()));
+            arrived = () => {
+              clearTimeout(timer);
+              r();
+            };
           });
           continue;
         }
