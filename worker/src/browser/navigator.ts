@@ -7,6 +7,8 @@ import { agentSwitchFor, disguisePlatform } from '../identity/platform-browser';
 import type { Logger } from '@persona-browser/service-kit';
 import { browserProcess, browserWire } from '../devtools/chromium-launcher';
 import { groupEnded } from './process-group';
+import type { CookieRepair } from './cookie-keep';
+import { keepCookies, keptCookies, readCookies, restoreCookies } from './cookie-keep';
 import { GuestMux } from '../devtools/guest-mux';
 import type { GuestCommand } from '../devtools/guest-policy';
 import { launchBrowser, takeStartupTab } from './launch';
@@ -66,6 +68,8 @@ const RELAUNCH_ATTEMPTS = 5;
  * given to stop, and a busy machine's close takes a few seconds.
  */
 const BROWSER_CLOSE_MS = 15_000;
+/** How long a closing browser has to give its cookies (a frozen one gives none, the close goes on). */
+const COOKIE_READ_MS = 2_000;
 
 /** Owns the browser process and the pool on top of it; start, stop and restart (docs/api.md). */
 export class Navigator {
@@ -243,10 +247,13 @@ export class Navigator {
     const window = this.opts.window;
     const brand = this.opts.brand ?? 'real';
     const disguised = Boolean(this.opts.platform) || brand !== 'real';
-    const made: { off: object | null; disguise: PlatformDisguise | null } = {
-      off: null,
-      disguise: null,
-    };
+    const made: {
+      off: object | null;
+      disguise: PlatformDisguise | null;
+      cookies: CookieRepair | { error: string } | null;
+    } = { off: null, disguise: null, cookies: null };
+    // The cookies the last browser held as it closed, read before this one can write its database.
+    const kept = keptCookies(this.opts.profileDir);
     // The options carry extraArgs and extraEnv on to the launch. The window's placement and the
     // platform's disguise are made while the startup tab gets ready, before any page is handed
     // out: the first one reads the window where it lies then. A browser that cannot tell the
@@ -266,11 +273,23 @@ export class Navigator {
             disguisePlatform(b, this.opts.platform ?? null, brand, agentSwitch).then(
               (d) => void (made.disguise = d),
             ),
+          kept &&
+            restoreCookies(b, kept).then(
+              (r) => void (made.cookies = r),
+              (err: unknown) =>
+                void (made.cookies = { error: err instanceof Error ? err.message : String(err) }),
+            ),
         ]);
       },
     });
-    const { off, disguise } = made;
+    const { off, disguise, cookies } = made;
     if (off) this.opts.logger.warn('the window is not on the work area', { window: off });
+    if (cookies && ('error' in cookies || cookies.restored + cookies.removed > 0)) {
+      this.opts.logger.warn(
+        'the profile did not hold the cookies the browser had as it closed: they are put back',
+        { cookies },
+      );
+    }
     if (disguised) {
       this.opts.logger.info('platform override', {
         platform: this.opts.platform ?? null,
@@ -337,8 +356,29 @@ export class Navigator {
     this.leases.clear();
     if (!browser) return;
     const proc = browserProcess(browser);
-    pool?.closeAll();
     const started = Date.now();
+    // Kept once the browser has ended (cookie-keep.ts): its own last write of them is not sure.
+    const cookies = await readCookies(browser, COOKIE_READ_MS);
+    try {
+      await this.closeBrowser(browser, pool, proc, started);
+    } finally {
+      if (cookies) {
+        try {
+          keepCookies(this.opts.profileDir, cookies);
+        } catch (err) {
+          this.opts.logger.warn('the cookies of the closed browser could not be kept', { err });
+        }
+      }
+    }
+  }
+
+  private async closeBrowser(
+    browser: Browser,
+    pool: PagePool | null,
+    proc: ReturnType<typeof browserProcess>,
+    started: number,
+  ): Promise<void> {
+    pool?.closeAll();
     const until = started + BROWSER_CLOSE_MS;
     const closing = browser.close().catch(() => undefined);
     // Closed once every process of its group has ended, the helpers too, not only the main one
