@@ -746,10 +746,16 @@ test('on a node, a persona sleeps lightly: its task stays with the browser close
   process.stderr.write(`carol's browser close: ${closeLine.slice(-1)[0] ?? '(no line)'}\n`);
 
   const started = Date.now();
-  expect(await visit('carol', 'light-read', '/read')).toContain('cookie=pb_swarm=light');
+  const read = await visit('carol', 'light-read', '/read');
+  const readMs = Date.now() - started;
+  // Whether the worker had to put back the cookies the closing browser did not write.
+  const woke = await cluster.docker(n, ['logs', container]);
+  const putBack = woke.split('\n').filter((l) => l.includes('cookies the browser had'));
   process.stderr.write(
-    `carol woke from light sleep on ${n.hostname}: page read in ${Date.now() - started} ms\n`,
+    `carol woke from light sleep on ${n.hostname}: page read in ${readMs} ms; ` +
+      `cookies put back: ${putBack.slice(-1)[0] ?? 'none'}\n`,
   );
+  expect(read).toContain('cookie=pb_swarm=light');
   expect(await w.persona('carol')).toMatchObject({ state: 'running', depth: null });
   expect(await runningTasks('carol')).toEqual(tasks);
   expect(await containersOn(n, 'carol')).toEqual([container]);
