@@ -74,6 +74,7 @@ export function keptCookies(profileDir: string): Cookie[] | null {
   if (written.some((ms) => ms !== null && ms > kept)) return null;
   try {
     const parsed: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
+    // The worker's own file, written by keepCookies from the browser's answer.
     return Array.isArray(parsed) ? (parsed as Cookie[]) : null;
   } catch {
     return null;
