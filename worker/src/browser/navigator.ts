@@ -284,7 +284,11 @@ export class Navigator {
     });
     const { off, disguise, cookies } = made;
     if (off) this.opts.logger.warn('the window is not on the work area', { window: off });
-    if (cookies && ('error' in cookies || cookies.restored + cookies.removed > 0)) {
+    if (cookies && 'error' in cookies) {
+      this.opts.logger.warn('the cookies kept at the last stop could not be checked or put back', {
+        error: cookies.error,
+      });
+    } else if (cookies && cookies.restored + cookies.removed > 0) {
       this.opts.logger.warn(
         'the profile did not hold the cookies the browser had as it closed: they are put back',
         { cookies },
