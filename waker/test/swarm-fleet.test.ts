@@ -325,121 +325,136 @@ test('a node whose engine stops takes only its own personas down, named, and bri
   const w = running();
   const lost = node(1);
   await w.waitState('bob', 'running', 120_000);
-  await step(
-    "1 of 3: before Swarm lists the node down, the waker's own failed call names it: 503",
-    async () => {
-      // Swarm's default heartbeat, as users have it (a stopped node is listed down some 12 s
-      // later): the fixture's 1 s would list it down before a failed connection could tell.
-      const heartbeat = (period: string): Promise<string> =>
-        cluster.docker(cluster.manager, ['swarm', 'update', '--dispatcher-heartbeat', period]);
-      await heartbeat('5s');
-      try {
-        const started = Date.now();
-        // Not awaited: the engine stops bob's worker as it goes, and from then on its node
-        // answers nothing while Swarm still lists it ready.
-        const stopping = cluster.stopEngine(lost);
-        stopping.catch(() => undefined);
-        const bobCall = (): ReturnType<typeof getWithin> =>
-          getWithin(`http://127.0.0.1:${ports.bob}/api/v1/system/process-tree`, 15_000);
-        // The door's own answer (never the worker's, which may answer while it shuts down).
-        const fromDoor = (a: { body: any }): boolean =>
-          typeof a.body?.error === 'string' && a.body.error.startsWith('persona bob');
-        let first = await bobCall();
-        while (!fromDoor(first) && Date.now() - started < 60_000) {
-          await sleep(200);
-          first = await bobCall();
+  // Whichever step fails, the node's engine runs again at the end: the tests after this one
+  // (which use both nodes) then meet the cluster as it was, not this test's failure.
+  try {
+    await step(
+      "1 of 3: before Swarm lists the node down, the waker's own failed call names it: 503",
+      async () => {
+        // Swarm's default heartbeat, as users have it (a stopped node is listed down some 12 s
+        // later): the fixture's 1 s would list it down before a failed connection could tell.
+        const heartbeat = (period: string): Promise<string> =>
+          cluster.docker(cluster.manager, ['swarm', 'update', '--dispatcher-heartbeat', period]);
+        await heartbeat('5s');
+        try {
+          const started = Date.now();
+          // Not awaited: the engine stops bob's worker as it goes, and from then on its node
+          // answers nothing while Swarm still lists it ready.
+          const stopping = cluster.stopEngine(lost);
+          stopping.catch(() => undefined);
+          const bobCall = (): ReturnType<typeof getWithin> =>
+            getWithin(`http://127.0.0.1:${ports.bob}/api/v1/system/process-tree`, 15_000);
+          // The door's own answer (never the worker's, which may answer while it shuts down).
+          const fromDoor = (a: { body: any }): boolean =>
+            typeof a.body?.error === 'string' && a.body.error.startsWith('persona bob');
+          let first = await bobCall();
+          while (!fromDoor(first) && Date.now() - started < 60_000) {
+            await sleep(200);
+            first = await bobCall();
+          }
+          const nodes = await call<{ nodes: Array<{ hostname: string; ready: boolean }> }>(
+            `${w.url}/api/nodes`,
+          );
+          const swarmSays = await cluster.docker(cluster.manager, [
+            ...['node', 'ls', '--format', '{{.Hostname}} {{.Status}}'],
+          ]);
+          process.stderr.write(
+            `${Date.now() - started} ms after the engine began to stop: bob answered ` +
+              `${first.status} in ${first.ms} ms: ${first.body?.error}; the waker's node list: ` +
+              `${JSON.stringify(nodes.body.nodes.map((n) => [n.hostname, n.ready]))}; ` +
+              `Swarm's: ${swarmSays.trim().split('\n').join(', ')}\n`,
+          );
+          expect(first.status).toBe(503);
+          expect(first.body.error).toContain(`node ${lost.hostname} is not answering`);
+          expect(first.body.error).toContain('Swarm still lists it ready');
+          expect(Number(first.retryAfter)).toBeGreaterThanOrEqual(1);
+          // Before the waker's node list (Swarm's, read each second) shows the node down.
+          expect(nodes.body.nodes.find((n) => n.hostname === lost.hostname)?.ready).toBe(true);
+          // Every later call answers at once, and the API names the node.
+          const again = await bobCall();
+          expect(again.status).toBe(503);
+          expect(again.body.error).toContain(`node ${lost.hostname} is not answering`);
+          expect(again.ms).toBeLessThan(1_000);
+          expect((await w.persona('bob')).error).toContain(
+            `node ${lost.hostname} is not answering`,
+          );
+          const alice = await getWithin(
+            `http://127.0.0.1:${ports.alice}/api/v1/system/status`,
+            15_000,
+          );
+          expect(alice.status).toBe(200);
+          expect((await w.persona('alice')).error).toBeNull();
+          await stopping;
+          await cluster.waitNodeStatus(lost, 'Down', 60_000);
+          process.stderr.write(
+            `Swarm listed ${lost.hostname} down ${Date.now() - started} ms after the stop began\n`,
+          );
+        } finally {
+          await heartbeat('1s');
         }
-        const nodes = await call<{ nodes: Array<{ hostname: string; ready: boolean }> }>(
-          `${w.url}/api/nodes`,
+      },
+    );
+    await step(
+      '2 of 3: the engine stops: bob is reported down with the node named, answered 503',
+      async () => {
+        await cluster.stopEngine(lost);
+        await cluster.waitNodeStatus(lost, 'Down', 60_000);
+        // Swarm's own word, once the waker's next look at its nodes (each second) has it: until
+        // then the error may still be the waker's earlier 'not answering' of step 1.
+        const deadline = Date.now() + 30_000;
+        let bob = await w.persona('bob');
+        while (
+          !(bob.error ?? '').includes(`node ${lost.hostname} is down`) &&
+          Date.now() < deadline
+        ) {
+          await sleep(250);
+          bob = await w.persona('bob');
+        }
+        expect(bob.error).toContain(`node ${lost.hostname} is down`);
+        // A client's call with the key, which goes to bob's worker or wakes it: never a public
+        // read, which the waker answers itself whenever the worker is not running.
+        const refused = await getWithin(
+          `http://127.0.0.1:${ports.bob}/api/v1/system/process-tree`,
+          15_000,
         );
-        const swarmSays = await cluster.docker(cluster.manager, [
-          ...['node', 'ls', '--format', '{{.Hostname}} {{.Status}}'],
-        ]);
-        process.stderr.write(
-          `${Date.now() - started} ms after the engine began to stop: bob answered ` +
-            `${first.status} in ${first.ms} ms: ${first.body?.error}; the waker's node list: ` +
-            `${JSON.stringify(nodes.body.nodes.map((n) => [n.hostname, n.ready]))}; ` +
-            `Swarm's: ${swarmSays.trim().split('\n').join(', ')}\n`,
-        );
-        expect(first.status).toBe(503);
-        expect(first.body.error).toContain(`node ${lost.hostname} is not answering`);
-        expect(first.body.error).toContain('Swarm still lists it ready');
-        expect(Number(first.retryAfter)).toBeGreaterThanOrEqual(1);
-        // Before the waker's node list (Swarm's, read each second) shows the node down.
-        expect(nodes.body.nodes.find((n) => n.hostname === lost.hostname)?.ready).toBe(true);
-        // Every later call answers at once, and the API names the node.
-        const again = await bobCall();
-        expect(again.status).toBe(503);
-        expect(again.body.error).toContain(`node ${lost.hostname} is not answering`);
-        expect(again.ms).toBeLessThan(1_000);
-        expect((await w.persona('bob')).error).toContain(`node ${lost.hostname} is not answering`);
+        expect(refused.status).toBe(503);
+        expect(refused.body.error).toContain(lost.hostname);
         const alice = await getWithin(
           `http://127.0.0.1:${ports.alice}/api/v1/system/status`,
           15_000,
         );
         expect(alice.status).toBe(200);
         expect((await w.persona('alice')).error).toBeNull();
-        await stopping;
-        await cluster.waitNodeStatus(lost, 'Down', 60_000);
-        process.stderr.write(
-          `Swarm listed ${lost.hostname} down ${Date.now() - started} ms after the stop began\n`,
-        );
-      } finally {
-        await heartbeat('1s');
-      }
-    },
-  );
-  await step(
-    '2 of 3: the engine stops: bob is reported down with the node named, answered 503',
-    async () => {
-      await cluster.stopEngine(lost);
-      await cluster.waitNodeStatus(lost, 'Down', 60_000);
-      // Swarm's own word, once the waker's next look at its nodes (each second) has it: until
-      // then the error may still be the waker's earlier 'not answering' of step 1.
-      const deadline = Date.now() + 30_000;
-      let bob = await w.persona('bob');
-      while (
-        !(bob.error ?? '').includes(`node ${lost.hostname} is down`) &&
-        Date.now() < deadline
-      ) {
-        await sleep(250);
-        bob = await w.persona('bob');
-      }
-      expect(bob.error).toContain(`node ${lost.hostname} is down`);
-      // A client's call with the key, which goes to bob's worker or wakes it: never a public
-      // read, which the waker answers itself whenever the worker is not running.
-      const refused = await getWithin(
-        `http://127.0.0.1:${ports.bob}/api/v1/system/process-tree`,
-        15_000,
-      );
-      expect(refused.status).toBe(503);
-      expect(refused.body.error).toContain(lost.hostname);
-      const alice = await getWithin(`http://127.0.0.1:${ports.alice}/api/v1/system/status`, 15_000);
-      expect(alice.status).toBe(200);
-      expect((await w.persona('alice')).error).toBeNull();
-      // Nothing can move off or onto a node that is down.
-      const move = await call(`${w.url}/api/personas/bob/move`, {
-        method: 'POST',
-        body: { node: node(2).hostname },
-      });
-      expect(move.status).toBe(409);
-      expect(move.body.error).toContain(`node ${lost.hostname} is down`);
-    },
-  );
+        // Nothing can move off or onto a node that is down.
+        const move = await call(`${w.url}/api/personas/bob/move`, {
+          method: 'POST',
+          body: { node: node(2).hostname },
+        });
+        expect(move.status).toBe(409);
+        expect(move.body.error).toContain(`node ${lost.hostname} is down`);
+      },
+    );
 
-  await step('3 of 3: the engine starts again: bob comes back by itself on its node', async () => {
+    await step(
+      '3 of 3: the engine starts again: bob comes back by itself on its node',
+      async () => {
+        await cluster.startEngine(lost);
+        await cluster.waitNodeStatus(lost, 'Ready', 60_000);
+        const bob = await w.waitState('bob', 'running', 180_000);
+        expect(bob.error).toBeNull();
+        expect(await taskNode('bob')).toBe(lost.hostname);
+        expect(await runningTasks('bob')).toHaveLength(1);
+        const back = await getWithin(
+          `http://127.0.0.1:${ports.bob}/api/v1/system/process-tree`,
+          15_000,
+        );
+        expect(back.status).toBe(200);
+      },
+    );
+  } finally {
     await cluster.startEngine(lost);
     await cluster.waitNodeStatus(lost, 'Ready', 60_000);
-    const bob = await w.waitState('bob', 'running', 180_000);
-    expect(bob.error).toBeNull();
-    expect(await taskNode('bob')).toBe(lost.hostname);
-    expect(await runningTasks('bob')).toHaveLength(1);
-    const back = await getWithin(
-      `http://127.0.0.1:${ports.bob}/api/v1/system/process-tree`,
-      15_000,
-    );
-    expect(back.status).toBe(200);
-  });
+  }
 });
 
 /** The ids of a persona's tasks that run now (one at most: it is never started twice). */
