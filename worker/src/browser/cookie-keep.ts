@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Protocol } from 'puppeteer-core';
 import { browserConnection } from '../devtools/child-sessions';
+import { withTimeout } from '../util';
 
 /**
  * The cookies a browser held when it was closed, kept beside its profile.
@@ -35,15 +36,7 @@ export async function readCookies(browser: Browser, timeoutMs: number): Promise<
     const { cookies } = await root.send('Storage.getCookies', {});
     return cookies.filter(keepable);
   })();
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), timeoutMs);
-  });
-  try {
-    return await Promise.race([read.catch(() => null), late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return withTimeout(read, timeoutMs, () => new Error('no cookies in time')).catch(() => null);
 }
 
 /** Writes the cookies of a closed browser beside its profile (whole or not at all; owner only). */
